@@ -1,0 +1,50 @@
+// VIN normalisation and local validation (49 CFR 565). Pure functions, safe
+// to call from any thread.
+#ifndef VIN_VIN_VIN_H_
+#define VIN_VIN_VIN_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace vin {
+
+enum class CheckDigitPolicy { kEnforce, kWarn };
+
+// A remark produced by local validation under the WARN policy.
+struct Warning {
+  std::string code;     // "check_digit" or "model_year"
+  std::string message;  // human-readable, names the position and character
+};
+
+struct ValidatedVin {
+  std::string vin;                // normalised, 17 characters
+  std::vector<Warning> warnings;  // empty under ENFORCE
+};
+
+// Trims surrounding ASCII white space and upper-cases ASCII letters.
+std::string Normalize(absl::string_view input);
+
+// The check digit ('0'..'9' or 'X') for a 17-character VIN whose characters
+// are all VIN characters (digits and letters except I, O, Q). Position 9 is
+// ignored.
+char ComputeCheckDigit(absl::string_view vin17);
+
+// Whether c may stand in position 10 as a model-year code
+// (ABCDEFGHJKLMNPRSTVWXY123456789).
+bool IsModelYearCode(char c);
+
+// Normalises `input` and checks, in order: not empty, length 17, only VIN
+// characters (digits, letters except I, O, Q), the position-10 model-year
+// code, and the position-9 check digit. Failures are INVALID_ARGUMENT whose
+// message names the rule broken (and the position and character). Under
+// kWarn, a check-digit or model-year-code mismatch is not an error: it is
+// returned as a warning and the VIN is accepted.
+absl::StatusOr<ValidatedVin> Validate(absl::string_view input,
+                                      CheckDigitPolicy policy);
+
+}  // namespace vin
+
+#endif  // VIN_VIN_VIN_H_

@@ -1,0 +1,110 @@
+// A fake of NHTSA's vPIC HTTP API for tests, demos and benchmarks.
+//
+// Serves GET {base}/DecodeVinValues/{VIN}?format=json[&modelyear=Y] over
+// HTTP/1.1 with keep-alive on a loopback port. Known fixture VINs are answered
+// with the captured vPIC bodies; any other VIN gets a generated vPIC-shaped
+// answer. Per-VIN scripts replace the next answers with faults. Every request
+// is logged with its arrival time.
+//
+// Thread-safe: tests script and read the log from any thread while the
+// server's own threads serve connections.
+#ifndef FAKE_VPIC_FAKE_VPIC_H_
+#define FAKE_VPIC_FAKE_VPIC_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace fakevpic {
+
+// One scripted answer.
+struct Step {
+  enum class Kind {
+    kOk,            // the normal answer (fixture or generated)
+    kStatus,        // HTTP `status` with a short text body (503, 502, 404, ...)
+    kTooManyRequests,  // 429 with `Retry-After: retry_after` (seconds or HTTP date)
+    kReset,         // read the request, then reset the connection (RST)
+    kHang,          // read the request, never answer; the connection stays
+                    // open until the client closes it or the server stops
+    kHtml,          // 200 text/html maintenance page
+    kSparse,        // 200 valid vPIC JSON, every variable empty but ErrorCode 8
+    kTruncated,     // 200 whose JSON body is cut in the middle (Content-Length
+                    // matches what is sent)
+    kEmptyResults,  // 200 vPIC JSON with "Results": []
+    kDelay,         // wait `delay`, then the normal answer
+  };
+  Kind kind = Kind::kOk;
+  int status = 0;
+  std::string retry_after;
+  absl::Duration delay;
+
+  // Parses the textual form used by the fake-vpic binary and handy in tests:
+  // "ok", "503" (any 3-digit status), "429:<Retry-After value>", "reset",
+  // "hang", "html", "sparse", "truncated", "empty", "delay:<duration>"
+  // (e.g. "delay:500ms").
+  static absl::StatusOr<Step> Parse(absl::string_view text);
+  // Parses a comma-separated list of steps ("503,503,ok").
+  static absl::StatusOr<std::vector<Step>> ParseList(absl::string_view text);
+};
+
+struct RequestRecord {
+  absl::Time time;     // when the request line arrived
+  std::string vin;     // the VIN in the path ("" when the path is not DecodeVinValues)
+  int model_year = 0;  // the modelyear query parameter, 0 when absent
+  std::string target;  // the request target as sent ("/api/vehicles/...")
+  std::string served;  // what was served: "ok", "503", "reset", "hang", ...
+};
+
+struct Options {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0 picks a free port
+  // Directory with captured vPIC answers (*.json with request/status/body).
+  std::string fixtures_dir = VIN_FIXTURE_DIR;
+  // Added before every answer (simulates a slow upstream for benchmarks).
+  absl::Duration latency = absl::ZeroDuration();
+};
+
+class FakeVpic {
+ public:
+  static absl::StatusOr<std::unique_ptr<FakeVpic>> Start(Options options = {});
+  ~FakeVpic();  // stops serving, closes every connection, joins its threads
+
+  FakeVpic(const FakeVpic&) = delete;
+  FakeVpic& operator=(const FakeVpic&) = delete;
+
+  int port() const;
+  // "http://127.0.0.1:<port>/api/vehicles", the value for --vpic_base_url.
+  std::string base_url() const;
+
+  // The next requests for `vin` get these answers in order; afterwards the
+  // normal answer. Replaces any script left for `vin`.
+  void Script(const std::string& vin, std::vector<Step> steps);
+  // Every VIN without a script of its own gets these answers for its first
+  // requests (counted per VIN), then the normal answer. Used for outages.
+  void ScriptEveryVin(std::vector<Step> steps);
+
+  std::vector<RequestRecord> Requests() const;
+  std::vector<RequestRecord> RequestsFor(absl::string_view vin) const;
+  int RequestCount(absl::string_view vin) const;
+  int TotalRequests() const;
+  // Blocks until at least `n` requests have arrived or `timeout` passes;
+  // returns whether they arrived.
+  bool WaitForRequests(int n, absl::Duration timeout) const;
+  // The highest number of requests that were being answered at once.
+  int MaxConcurrentRequests() const;
+  // Number of requests currently being answered (hangs and delays included).
+  int ActiveRequests() const;
+
+ private:
+  class Impl;
+  explicit FakeVpic(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fakevpic
+
+#endif  // FAKE_VPIC_FAKE_VPIC_H_
