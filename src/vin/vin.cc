@@ -1,0 +1,149 @@
+#include "vin/vin.h"
+
+#include <cstddef>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace vin {
+namespace {
+
+constexpr size_t kVinLength = 17;
+constexpr size_t kCheckDigitIndex = 8;  // position 9
+constexpr size_t kModelYearIndex = 9;   // position 10
+
+// 49 CFR 565.15(c): weight of each position in the check-digit sum.
+constexpr int kWeights[kVinLength] = {8, 7, 6, 5, 4, 3, 2, 10, 0,
+                                      9, 8, 7, 6, 5, 4, 3, 2};
+
+// 49 CFR 565.15(c): the numeric value a VIN character stands for
+// (A1..H8 J1..N5 P7 R9 S2..Z9), one digit per letter A..Z; I, O and Q are
+// never VIN characters and count as 0, like anything else that is not one.
+int Transliterate(char c) {
+  static constexpr char kLetterValues[] = "12345678012345070923456789";
+  static_assert(sizeof(kLetterValues) == 26 + 1, "one value per letter");
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'Z') return kLetterValues[c - 'A'] - '0';
+  return 0;
+}
+
+bool IsNonAscii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+
+bool ContainsNonAscii(absl::string_view s) {
+  for (char c : s) {
+    if (IsNonAscii(c)) return true;
+  }
+  return false;
+}
+
+// "'A'" for a printable character, "non-ASCII byte 0xC3" or
+// "control character 0x09" otherwise, so that the message stays readable
+// whatever the input held.
+std::string DescribeChar(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  if (byte >= 0x80) return absl::StrFormat("non-ASCII byte 0x%02X", byte);
+  if (byte < 0x20 || byte == 0x7F) {
+    return absl::StrFormat("control character 0x%02X", byte);
+  }
+  return absl::StrCat("'", std::string(1, c), "'");
+}
+
+// Checks the character at 0-based `index` of a normalised VIN.
+absl::Status CheckCharacter(char c, size_t index) {
+  if (absl::ascii_isdigit(static_cast<unsigned char>(c))) {
+    return absl::OkStatus();
+  }
+  if (c >= 'A' && c <= 'Z') {
+    if (c == 'I' || c == 'O' || c == 'Q') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("VIN position ", index + 1, " is ", DescribeChar(c),
+                       ": the letters I, O and Q are never used in VINs"));
+    }
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("VIN position ", index + 1, " is ", DescribeChar(c),
+                   ": only digits and letters are allowed"));
+}
+
+std::string ModelYearMessage(char c) {
+  return absl::StrCat("VIN position 10 is ", DescribeChar(c),
+                      ": not a model-year code (0, U and Z are never used)");
+}
+
+std::string CheckDigitMessage(char found, char computed) {
+  return absl::StrCat("check digit mismatch: VIN position 9 is ",
+                      DescribeChar(found), ", the check digit computes to ",
+                      DescribeChar(computed));
+}
+
+}  // namespace
+
+std::string Normalize(absl::string_view input) {
+  return absl::AsciiStrToUpper(absl::StripAsciiWhitespace(input));
+}
+
+char ComputeCheckDigit(absl::string_view vin17) {
+  int sum = 0;
+  for (size_t i = 0; i < vin17.size() && i < kVinLength; ++i) {
+    sum += Transliterate(vin17[i]) * kWeights[i];
+  }
+  const int remainder = sum % 11;
+  return remainder == 10 ? 'X' : static_cast<char>('0' + remainder);
+}
+
+bool IsModelYearCode(char c) {
+  static constexpr absl::string_view kCodes = "ABCDEFGHJKLMNPRSTVWXY123456789";
+  return kCodes.find(c) != absl::string_view::npos;
+}
+
+absl::StatusOr<ValidatedVin> Validate(absl::string_view input,
+                                      CheckDigitPolicy policy) {
+  ValidatedVin result;
+  result.vin = Normalize(input);
+  const std::string& vin = result.vin;
+
+  if (vin.empty()) return absl::InvalidArgumentError("VIN is empty");
+
+  if (vin.size() != kVinLength) {
+    std::string message =
+        absl::StrCat("VIN must be 17 characters, got ", vin.size());
+    if (ContainsNonAscii(vin)) {
+      absl::StrAppend(&message,
+                      " bytes, some of them non-ASCII (only digits and "
+                      "letters are allowed)");
+    }
+    return absl::InvalidArgumentError(message);
+  }
+
+  for (size_t i = 0; i < vin.size(); ++i) {
+    absl::Status status = CheckCharacter(vin[i], i);
+    if (!status.ok()) return status;
+  }
+
+  const char year_code = vin[kModelYearIndex];
+  if (!IsModelYearCode(year_code)) {
+    std::string message = ModelYearMessage(year_code);
+    if (policy == CheckDigitPolicy::kEnforce) {
+      return absl::InvalidArgumentError(message);
+    }
+    result.warnings.push_back({"model_year", std::move(message)});
+  }
+
+  const char found = vin[kCheckDigitIndex];
+  const char computed = ComputeCheckDigit(vin);
+  if (found != computed) {
+    std::string message = CheckDigitMessage(found, computed);
+    if (policy == CheckDigitPolicy::kEnforce) {
+      return absl::InvalidArgumentError(message);
+    }
+    result.warnings.push_back({"check_digit", std::move(message)});
+  }
+
+  return result;
+}
+
+}  // namespace vin

@@ -1,0 +1,223 @@
+#include "vpic/parse.h"
+
+#include <cmath>
+#include <exception>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace vpic {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kErrorCode[] = "ErrorCode";
+constexpr char kErrorText[] = "ErrorText";
+
+// At most this many leading bytes of a rejected body go into the message.
+constexpr size_t kExcerptBytes = 40;
+
+// The start of `body`, printable ASCII only, for error messages: enough to
+// recognise an HTML maintenance page without echoing arbitrary bytes.
+std::string Excerpt(absl::string_view body) {
+  body = absl::StripLeadingAsciiWhitespace(body);
+  std::string out;
+  for (char c : body.substr(0, kExcerptBytes)) {
+    const auto byte = static_cast<unsigned char>(c);
+    out.push_back(byte >= 0x20 && byte < 0x7F ? c : '?');
+  }
+  if (body.size() > kExcerptBytes) out += "...";
+  return out;
+}
+
+absl::Status NotVpic(absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("vPIC answer is not DecodeVinValues JSON: ", what));
+}
+
+// The text of a scalar vPIC value, trimmed; "" for null. Returns false for
+// arrays, objects and binary values, which vPIC never sends.
+bool ScalarText(const Json& value, std::string* out) {
+  switch (value.type()) {
+    case Json::value_t::null:
+      out->clear();
+      return true;
+    case Json::value_t::string:
+      *out = std::string(
+          absl::StripAsciiWhitespace(value.get_ref<const std::string&>()));
+      return true;
+    case Json::value_t::boolean:
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float:
+      *out = value.dump();
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A positive integer, or 0 when `text` is not one.
+int PositiveInt(absl::string_view text) {
+  int n = 0;
+  if (!absl::SimpleAtoi(text, &n) || n < 0) return 0;
+  return n;
+}
+
+// A positive finite number, or 0 when `text` is not one.
+double PositiveDouble(absl::string_view text) {
+  double d = 0;
+  if (!absl::SimpleAtod(text, &d) || !std::isfinite(d) || d < 0) return 0;
+  return d;
+}
+
+// Fills the typed fields of `vehicle` from its attributes.
+void MapTypedFields(Vehicle* vehicle) {
+  const auto& attrs = vehicle->attributes;
+  auto get = [&attrs](const char* name) -> std::string {
+    auto it = attrs.find(name);
+    return it == attrs.end() ? std::string() : it->second;
+  };
+  vehicle->make = get("Make");
+  vehicle->model = get("Model");
+  vehicle->model_year = PositiveInt(get("ModelYear"));
+  vehicle->trim = get("Trim");
+  vehicle->series = get("Series");
+  vehicle->manufacturer = get("Manufacturer");
+  vehicle->vehicle_type = get("VehicleType");
+  vehicle->body_class = get("BodyClass");
+  vehicle->drive_type = get("DriveType");
+  vehicle->fuel_type_primary = get("FuelTypePrimary");
+  vehicle->engine_model = get("EngineModel");
+  vehicle->engine_cylinders = PositiveInt(get("EngineCylinders"));
+  vehicle->displacement_l = PositiveDouble(get("DisplacementL"));
+  vehicle->plant_country = get("PlantCountry");
+}
+
+// Splits "N - text" into its code and text. Returns false when `item` does
+// not start with a number followed by a dash.
+bool SplitErrorTextItem(absl::string_view item, std::string* code,
+                        std::string* text) {
+  size_t digits = 0;
+  while (digits < item.size() &&
+         absl::ascii_isdigit(static_cast<unsigned char>(item[digits]))) {
+    ++digits;
+  }
+  if (digits == 0) return false;
+  absl::string_view rest =
+      absl::StripLeadingAsciiWhitespace(item.substr(digits));
+  if (rest.empty() || rest.front() != '-') return false;
+  *code = std::string(item.substr(0, digits));
+  *text = std::string(absl::StripAsciiWhitespace(rest.substr(1)));
+  return true;
+}
+
+// ErrorText ("1 - text; 8 - text") as code -> text. A piece that does not
+// start with "N -" belongs to the previous item (its text held a ';').
+std::map<std::string, std::string> ErrorTexts(absl::string_view error_text) {
+  std::map<std::string, std::string> texts;
+  std::string* last = nullptr;
+  for (absl::string_view piece : absl::StrSplit(error_text, ';')) {
+    piece = absl::StripAsciiWhitespace(piece);
+    if (piece.empty()) continue;
+    std::string code, text;
+    if (SplitErrorTextItem(piece, &code, &text)) {
+      auto inserted = texts.emplace(code, std::move(text));
+      last = inserted.second ? &inserted.first->second : nullptr;
+    } else if (last != nullptr) {
+      absl::StrAppend(last, "; ", piece);
+    }
+  }
+  return texts;
+}
+
+// One note per ErrorCode item ("1,8"), with its ErrorText message.
+std::vector<Note> MakeNotes(absl::string_view error_code,
+                            absl::string_view error_text) {
+  std::vector<Note> notes;
+  if (error_code.empty()) return notes;
+  const std::map<std::string, std::string> texts = ErrorTexts(error_text);
+  for (absl::string_view code : absl::StrSplit(error_code, ',')) {
+    code = absl::StripAsciiWhitespace(code);
+    if (code.empty()) continue;
+    Note note;
+    note.code = std::string(code);
+    auto it = texts.find(note.code);
+    if (it != texts.end()) note.message = it->second;
+    notes.push_back(std::move(note));
+  }
+  return notes;
+}
+
+absl::StatusOr<Decoded> Parse(absl::string_view body) {
+  if (absl::StripAsciiWhitespace(body).empty()) {
+    return NotVpic("the body is empty");
+  }
+  const Json doc =
+      Json::parse(body.data(), body.data() + body.size(), nullptr, false);
+  if (doc.is_discarded()) {
+    return NotVpic(absl::StrCat("the body is not valid JSON (it starts with \"",
+                                Excerpt(body), "\")"));
+  }
+  if (!doc.is_object()) {
+    return NotVpic(absl::StrCat("the top level is a JSON ", doc.type_name(),
+                                ", not an object"));
+  }
+  auto results = doc.find("Results");
+  if (results == doc.end()) return NotVpic("it has no \"Results\" field");
+  if (!results->is_array()) {
+    return NotVpic(absl::StrCat("\"Results\" is a JSON ", results->type_name(),
+                                ", not an array"));
+  }
+  if (results->empty()) return NotVpic("\"Results\" is empty");
+  const Json& first = results->front();
+  if (!first.is_object()) {
+    return NotVpic(absl::StrCat("the first result is a JSON ",
+                                first.type_name(), ", not an object"));
+  }
+
+  Decoded decoded;
+  std::string error_code, error_text;
+  for (const auto& [name, value] : first.items()) {
+    std::string text;
+    if (!ScalarText(value, &text)) {
+      return NotVpic(absl::StrCat("variable \"", name, "\" is a JSON ",
+                                  value.type_name(), ", not a string or null"));
+    }
+    if (name == kErrorCode) {
+      error_code = std::move(text);
+    } else if (name == kErrorText) {
+      error_text = std::move(text);
+    } else if (!text.empty()) {
+      decoded.vehicle.attributes[name] = std::move(text);
+    }
+  }
+  MapTypedFields(&decoded.vehicle);
+  decoded.notes = MakeNotes(error_code, error_text);
+  return decoded;
+}
+
+}  // namespace
+
+absl::StatusOr<Decoded> ParseDecodeVinValues(absl::string_view body) {
+  // The non-throwing parse and the type checks above should leave nothing to
+  // throw; this is the last guard for untrusted upstream bytes.
+  try {
+    return Parse(body);
+  } catch (const nlohmann::json::exception& e) {
+    return NotVpic(e.what());
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat("parsing the vPIC answer failed: ", e.what()));
+  }
+}
+
+}  // namespace vpic

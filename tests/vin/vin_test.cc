@@ -1,0 +1,316 @@
+#include "vin/vin.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+
+namespace vin {
+namespace {
+
+TEST(Normalize, TrimsAndUpperCases) {
+  struct Case {
+    std::string input;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"1HGCM82633A004352", "1HGCM82633A004352"},
+      {"  1hgcm82633a004352\t\n", "1HGCM82633A004352"},
+      {"\r\n1g4ah59h45g118341 ", "1G4AH59H45G118341"},
+      {"", ""},
+      {"   ", ""},
+      {"a b", "A B"},              // inner white space is kept
+      {"\xC3\xA9x", "\xC3\xA9X"},  // non-ASCII bytes are left alone
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(Normalize(c.input), c.want) << "input: \"" << c.input << "\"";
+  }
+}
+
+TEST(CheckDigit, ComputesPosition9) {
+  struct Case {
+    std::string vin;
+    char want;
+  };
+  const std::vector<Case> cases = {
+      {"1HGCM82633A004352", '3'},
+      {"1G4AH59H45G118341", '4'},
+      {"1M8GDM9AXKP042788", 'X'},
+      {"1FTMW1T88MFA00001", '8'},
+      {"11111111111111111", '1'},  // the textbook example
+      // Position 9 is ignored: a wrong check digit computes the same.
+      {"1HGCM82643A004352", '3'},
+      {"WVGZZZ5NZEW069297", 'X'},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ComputeCheckDigit(c.vin), c.want) << c.vin;
+  }
+}
+
+// Each letter's value as 49 CFR 565.15(c) lists it, checked through
+// position 1 (weight 8) of an otherwise all-zero VIN.
+TEST(CheckDigit, TransliteratesEveryLetter) {
+  const std::vector<std::pair<char, int>> values = {
+      {'A', 1}, {'B', 2}, {'C', 3}, {'D', 4}, {'E', 5}, {'F', 6},
+      {'G', 7}, {'H', 8}, {'J', 1}, {'K', 2}, {'L', 3}, {'M', 4},
+      {'N', 5}, {'P', 7}, {'R', 9}, {'S', 2}, {'T', 3}, {'U', 4},
+      {'V', 5}, {'W', 6}, {'X', 7}, {'Y', 8}, {'Z', 9}};
+  for (const auto& [letter, value] : values) {
+    const int remainder = 8 * value % 11;
+    const char want =
+        remainder == 10 ? 'X' : static_cast<char>('0' + remainder);
+    EXPECT_EQ(ComputeCheckDigit(std::string(1, letter) + std::string(16, '0')),
+              want)
+        << letter;
+  }
+}
+
+TEST(ModelYearCode, AcceptsOnlyYearCodes) {
+  for (char c : std::string("ABCDEFGHJKLMNPRSTVWXY123456789")) {
+    EXPECT_TRUE(IsModelYearCode(c)) << c;
+  }
+  for (char c : std::string("0UZIOQa-* ")) {
+    EXPECT_FALSE(IsModelYearCode(c)) << c;
+  }
+  EXPECT_FALSE(IsModelYearCode('\0'));
+}
+
+struct ValidateCase {
+  std::string name;
+  std::string input;
+  CheckDigitPolicy policy;
+  // Expected on success.
+  std::string want_vin;
+  std::vector<std::string> want_warning_codes;
+  // Expected on failure (empty: success expected). The whole message.
+  std::string want_error;
+};
+
+TEST(Validate, Table) {
+  const auto kEnforce = CheckDigitPolicy::kEnforce;
+  const auto kWarn = CheckDigitPolicy::kWarn;
+  const std::vector<ValidateCase> cases = {
+      // Valid VINs from DESIGN.md.
+      {"honda accord",
+       "1HGCM82633A004352",
+       kEnforce,
+       "1HGCM82633A004352",
+       {},
+       ""},
+      {"buick", "1G4AH59H45G118341", kEnforce, "1G4AH59H45G118341", {}, ""},
+      {"check digit X",
+       "1M8GDM9AXKP042788",
+       kEnforce,
+       "1M8GDM9AXKP042788",
+       {},
+       ""},
+      {"ford f-150",
+       "1FTMW1T88MFA00001",
+       kEnforce,
+       "1FTMW1T88MFA00001",
+       {},
+       ""},
+      {"valid under warn has no warnings",
+       "1HGCM82633A004352",
+       kWarn,
+       "1HGCM82633A004352",
+       {},
+       ""},
+      {"normalised",
+       "  1hgcm82633a004352 \t",
+       kEnforce,
+       "1HGCM82633A004352",
+       {},
+       ""},
+
+      // Check digit.
+      {"wrong check digit",
+       "1HGCM82643A004352",
+       kEnforce,
+       "",
+       {},
+       "check digit mismatch: VIN position 9 is '4', the check digit "
+       "computes to '3'"},
+      {"wrong check digit, warn",
+       "1HGCM82643A004352",
+       kWarn,
+       "1HGCM82643A004352",
+       {"check_digit"},
+       ""},
+      {"european",
+       "WVGZZZ5NZEW069297",
+       kEnforce,
+       "",
+       {},
+       "check digit mismatch: VIN position 9 is 'Z', the check digit "
+       "computes to 'X'"},
+      {"european, warn",
+       "wvgzzz5nzew069297",
+       kWarn,
+       "WVGZZZ5NZEW069297",
+       {"check_digit"},
+       ""},
+
+      // Empty and length.
+      {"empty", "", kEnforce, "", {}, "VIN is empty"},
+      {"only spaces", "  \t ", kWarn, "", {}, "VIN is empty"},
+      {"16 characters",
+       "5VCD6JF38H207075",
+       kEnforce,
+       "",
+       {},
+       "VIN must be 17 characters, got 16"},
+      {"16 characters, warn",
+       "5VCD6JF38H207075",
+       kWarn,
+       "",
+       {},
+       "VIN must be 17 characters, got 16"},
+      {"18 characters",
+       "1HGCM82633A0043521",
+       kEnforce,
+       "",
+       {},
+       "VIN must be 17 characters, got 18"},
+      {"17 characters with utf-8 E acute is 18 bytes",
+       "1HGCM82633A00435\xC3\x89",
+       kEnforce,
+       "",
+       {},
+       "VIN must be 17 characters, got 18 bytes, some of them non-ASCII "
+       "(only digits and letters are allowed)"},
+
+      // Characters.
+      {"letter I",
+       "1HGCI82633A004352",
+       kEnforce,
+       "",
+       {},
+       "VIN position 5 is 'I': the letters I, O and Q are never used in VINs"},
+      {"letter O, lower case",
+       "1hgcm82633a0o4352",
+       kEnforce,
+       "",
+       {},
+       "VIN position 13 is 'O': the letters I, O and Q are never used in "
+       "VINs"},
+      {"letter Q, warn",
+       "Q1HGCM8263A004352",
+       kWarn,
+       "",
+       {},
+       "VIN position 1 is 'Q': the letters I, O and Q are never used in VINs"},
+      {"dash",
+       "1H-CM82633A004352",
+       kEnforce,
+       "",
+       {},
+       "VIN position 3 is '-': only digits and letters are allowed"},
+      {"inner space",
+       "1HGCM826 3A004352",
+       kEnforce,
+       "",
+       {},
+       "VIN position 9 is ' ': only digits and letters are allowed"},
+      {"control character",
+       std::string("1HGCM8263\0A004352", 17),
+       kEnforce,
+       "",
+       {},
+       "VIN position 10 is control character 0x00: only digits and letters "
+       "are allowed"},
+      {"non-ASCII in 17 bytes",
+       "1HGCM82633A0043\xC3\x89",
+       kEnforce,
+       "",
+       {},
+       "VIN position 16 is non-ASCII byte 0xC3: only digits and letters are "
+       "allowed"},
+      {"first bad character wins",
+       "1H-CM8I633A004352",
+       kEnforce,
+       "",
+       {},
+       "VIN position 3 is '-': only digits and letters are allowed"},
+
+      // Model-year code (position 10).
+      {"year code U",
+       "1HGCM8263UA004352",
+       kEnforce,
+       "",
+       {},
+       "VIN position 10 is 'U': not a model-year code (0, U and Z are never "
+       "used)"},
+      {"year code Z",
+       "1HGCM8263ZA004352",
+       kEnforce,
+       "",
+       {},
+       "VIN position 10 is 'Z': not a model-year code (0, U and Z are never "
+       "used)"},
+      {"year code 0",
+       "1HGCM82630A004352",
+       kEnforce,
+       "",
+       {},
+       "VIN position 10 is '0': not a model-year code (0, U and Z are never "
+       "used)"},
+      // 1HGCM8263UA004352 also fails the check digit: the year code is
+      // checked first, and under WARN both are reported, in that order.
+      {"year code U, warn",
+       "1HGCM8263UA004352",
+       kWarn,
+       "1HGCM8263UA004352",
+       {"model_year", "check_digit"},
+       ""},
+  };
+
+  for (const ValidateCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<ValidatedVin> got = Validate(c.input, c.policy);
+    if (!c.want_error.empty()) {
+      ASSERT_FALSE(got.ok());
+      EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_EQ(std::string(got.status().message()), c.want_error);
+      continue;
+    }
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->vin, c.want_vin);
+    std::vector<std::string> codes;
+    for (const Warning& w : got->warnings) codes.push_back(w.code);
+    EXPECT_EQ(codes, c.want_warning_codes);
+  }
+}
+
+// Under WARN the warning carries the same text the error would.
+TEST(Validate, WarningTextMatchesError) {
+  for (const std::string vin :
+       {"1HGCM82643A004352", "WVGZZZ5NZEW069297", "1HGCM8263UA004352"}) {
+    SCOPED_TRACE(vin);
+    absl::StatusOr<ValidatedVin> enforced =
+        Validate(vin, CheckDigitPolicy::kEnforce);
+    absl::StatusOr<ValidatedVin> warned =
+        Validate(vin, CheckDigitPolicy::kWarn);
+    ASSERT_FALSE(enforced.ok());
+    ASSERT_TRUE(warned.ok()) << warned.status();
+    ASSERT_FALSE(warned->warnings.empty());
+    EXPECT_EQ(warned->warnings.front().message,
+              std::string(enforced.status().message()));
+  }
+}
+
+TEST(Validate, CheckDigitWarningNamesPosition9) {
+  absl::StatusOr<ValidatedVin> got =
+      Validate("WVGZZZ5NZEW069297", CheckDigitPolicy::kWarn);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->warnings.size(), 1u);
+  EXPECT_EQ(got->warnings[0].code, "check_digit");
+  EXPECT_EQ(got->warnings[0].message,
+            "check digit mismatch: VIN position 9 is 'Z', the check digit "
+            "computes to 'X'");
+}
+
+}  // namespace
+}  // namespace vin
