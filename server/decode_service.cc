@@ -1,0 +1,74 @@
+#include "server/decode_service.h"
+
+#include <chrono>
+
+#include "server/proto_mapping.h"
+#include "server/status_mapping.h"
+
+namespace server {
+namespace {
+
+// One unary Decode: a waiter of the engine. Deletes itself in OnDone, after
+// gRPC has finished with it; the engine never touches it after the terminal
+// event, and Finish is the last thing each terminal callback does.
+class DecodeCall final : public grpc::ServerUnaryReactor,
+                         public engine::DecodeListener {
+ public:
+  DecodeCall(engine::Engine* engine, grpc::CallbackServerContext* context,
+             const vin::v1::DecodeRequest* request,
+             vin::v1::DecodeResponse* response)
+      : engine_(engine), response_(response) {
+    if (request->source_preference() ==
+        vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY) {
+      Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "no offline vPIC snapshot is loaded on this server; "
+                          "use SOURCE_PREFERENCE_LIVE_ONLY"));
+      return;
+    }
+    engine::DecodeRequest r = FromProto(request->vin(), request->model_year(),
+                                        request->check_digit_policy());
+    r.deadline = DeadlineOf(context);
+    auto id = engine_->Submit(r, this);
+    if (!id.ok()) {
+      Finish(ToGrpcStatus(id.status()));
+      return;
+    }
+    waiter_ = *id;
+  }
+
+  void OnQueued(bool) override {}
+  void OnRetrying(const engine::Retrying&) override {}
+  void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
+    ToProto(*result, response_->mutable_result());
+    Finish(grpc::Status::OK);
+  }
+  void OnFailed(const engine::Failure& failure) override {
+    Finish(ToGrpcStatus(failure));
+  }
+
+  void OnCancel() override { engine_->Cancel(waiter_); }
+  void OnDone() override { delete this; }
+
+ private:
+  engine::Engine* const engine_;
+  vin::v1::DecodeResponse* const response_;
+  engine::Engine::WaiterId waiter_ = 0;  // 0: never submitted
+};
+
+}  // namespace
+
+absl::Time DeadlineOf(const grpc::CallbackServerContext* context) {
+  const auto deadline = context->deadline();
+  if (deadline == std::chrono::system_clock::time_point::max()) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(deadline);
+}
+
+grpc::ServerUnaryReactor* DecodeService::Decode(
+    grpc::CallbackServerContext* context, const vin::v1::DecodeRequest* request,
+    vin::v1::DecodeResponse* response) {
+  return new DecodeCall(engine_, context, request, response);
+}
+
+}  // namespace server

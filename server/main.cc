@@ -1,0 +1,128 @@
+// vin-server: the VIN decode gRPC service.
+#include <signal.h>
+
+#include <cstdlib>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/time/time.h"
+#include "server/server.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address:port to serve on");
+ABSL_FLAG(std::string, vpic_base_url, "https://vpic.nhtsa.dot.gov/api/vehicles",
+          "vPIC API base URL (a mirror or the fake vPIC can stand in)");
+ABSL_FLAG(absl::Duration, retry_base, absl::Milliseconds(100),
+          "base of the decorrelated-jitter retry delay");
+ABSL_FLAG(absl::Duration, retry_cap, absl::Seconds(5),
+          "largest retry delay");
+ABSL_FLAG(int, max_attempts, 4,
+          "upstream attempts per decode, the first included");
+ABSL_FLAG(absl::Duration, attempt_timeout, absl::Seconds(15),
+          "time limit of one upstream attempt");
+ABSL_FLAG(int, max_upstream_concurrency, 8,
+          "upstream requests in progress at once, all callers together");
+ABSL_FLAG(absl::Duration, retry_after_max, absl::Seconds(60),
+          "longest Retry-After waited out; a longer one fails the decode "
+          "(retryable)");
+ABSL_FLAG(int64_t, cache_capacity, 100000,
+          "finished decodes kept in memory (0 disables the cache)");
+ABSL_FLAG(absl::Duration, cache_ttl, absl::Hours(24),
+          "how long a finished decode is served from the cache");
+ABSL_FLAG(int64_t, max_pending, 1000000,
+          "decodes waiting at once, all callers together; beyond it, callers "
+          "get RESOURCE_EXHAUSTED / OVERLOADED");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
+          "on SIGTERM/SIGINT, how long work in progress may finish");
+ABSL_FLAG(std::string, log_level, "info",
+          "trace, debug, info, warn, error, critical or off");
+
+namespace {
+
+// One log line per finished decode, one per scheduled retry.
+class LogObserver final : public engine::EngineObserver {
+ public:
+  void OnRetryScheduled(const std::string& vin,
+                        const engine::Retrying& r) override {
+    spdlog::warn("retry vin={} attempt={} next_delay={} error={} {}", vin,
+                 r.attempt, absl::FormatDuration(r.next_delay), r.error.kind,
+                 r.error.message);
+  }
+  void OnFlightFinished(const engine::FlightSummary& s) override {
+    const auto level = s.ok ? spdlog::level::info : spdlog::level::warn;
+    spdlog::log(level,
+                "decode vin={} model_year={} outcome=\"{}\" attempts={} "
+                "latency_ms={:.1f} waiters={}",
+                s.vin, s.model_year, s.outcome, s.attempts,
+                absl::ToDoubleMilliseconds(s.latency), s.waiters);
+  }
+};
+
+int WaitForStopSignal(const sigset_t& signals) {
+  int sig = 0;
+  sigwait(&signals, &sig);
+  return sig;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Serves vin.v1.VinDecoderService (gRPC), decoding VINs with NHTSA vPIC.\n"
+      "Example: vin-server --listen=127.0.0.1:50051");
+  absl::ParseCommandLine(argc, argv);
+
+  const auto level =
+      spdlog::level::from_str(absl::GetFlag(FLAGS_log_level));
+  spdlog::set_level(level);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  // Block the stop signals in every thread; main waits for them below.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  LogObserver observer;
+  server::ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  engine::EngineOptions& e = options.engine;
+  e.vpic_base_url = absl::GetFlag(FLAGS_vpic_base_url);
+  e.retry_base = absl::GetFlag(FLAGS_retry_base);
+  e.retry_cap = absl::GetFlag(FLAGS_retry_cap);
+  e.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  e.attempt_timeout = absl::GetFlag(FLAGS_attempt_timeout);
+  e.max_upstream_concurrency = absl::GetFlag(FLAGS_max_upstream_concurrency);
+  e.retry_after_max = absl::GetFlag(FLAGS_retry_after_max);
+  e.cache_capacity = static_cast<size_t>(
+      std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_capacity)));
+  e.cache_ttl = absl::GetFlag(FLAGS_cache_ttl);
+  e.max_waiters = static_cast<size_t>(
+      std::max<int64_t>(1, absl::GetFlag(FLAGS_max_pending)));
+  e.observer = &observer;
+
+  auto server = server::VinServer::Start(options);
+  if (!server.ok()) {
+    spdlog::critical("cannot start: {}", server.status().ToString());
+    return EXIT_FAILURE;
+  }
+  spdlog::info(
+      "vin-server listening on {} (port {}); vPIC at {}; retry base={} "
+      "cap={} max_attempts={}; upstream concurrency {}",
+      options.listen, (*server)->port(), e.vpic_base_url,
+      absl::FormatDuration(e.retry_base), absl::FormatDuration(e.retry_cap),
+      e.max_attempts, e.max_upstream_concurrency);
+
+  const int sig = WaitForStopSignal(signals);
+  const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
+  spdlog::info("{} received: not accepting calls; finishing work for up to {}",
+               sig == SIGTERM ? "SIGTERM" : "SIGINT",
+               absl::FormatDuration(grace));
+  (*server)->Shutdown(grace);
+  spdlog::info("stopped");
+  return EXIT_SUCCESS;
+}

@@ -1,0 +1,89 @@
+#include "server/proto_mapping.h"
+
+#include "server/status_mapping.h"
+
+namespace server {
+
+void ToProto(absl::Duration in, google::protobuf::Duration* out) {
+  const int64_t nanos = absl::ToInt64Nanoseconds(in);
+  out->set_seconds(nanos / 1000000000);
+  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+}
+
+void ToProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out) {
+  out->set_vin(in.vin);
+  const vpic::Vehicle& v = in.vehicle;
+  vin::v1::Vehicle* pv = out->mutable_vehicle();
+  pv->set_make(v.make);
+  pv->set_model(v.model);
+  pv->set_model_year(v.model_year);
+  pv->set_trim(v.trim);
+  pv->set_series(v.series);
+  pv->set_manufacturer(v.manufacturer);
+  pv->set_vehicle_type(v.vehicle_type);
+  pv->set_body_class(v.body_class);
+  pv->set_drive_type(v.drive_type);
+  pv->set_fuel_type_primary(v.fuel_type_primary);
+  pv->set_engine_model(v.engine_model);
+  pv->set_engine_cylinders(v.engine_cylinders);
+  pv->set_displacement_l(v.displacement_l);
+  pv->set_plant_country(v.plant_country);
+  pv->mutable_attributes()->insert(v.attributes.begin(), v.attributes.end());
+  switch (in.source) {
+    case engine::Source::kVpic:
+      out->set_source(vin::v1::SOURCE_VPIC);
+      break;
+    case engine::Source::kCache:
+      out->set_source(vin::v1::SOURCE_CACHE);
+      break;
+    case engine::Source::kSnapshot:
+      out->set_source(vin::v1::SOURCE_SNAPSHOT);
+      break;
+  }
+  out->set_attempts(in.attempts);
+  for (const vpic::Note& n : in.notes) {
+    vin::v1::DecodeNote* pn = out->add_notes();
+    pn->set_code(n.code);
+    pn->set_message(n.message);
+  }
+  const int64_t nanos = absl::ToUnixNanos(in.decode_time);
+  out->mutable_decode_time()->set_seconds(nanos / 1000000000);
+  out->mutable_decode_time()->set_nanos(
+      static_cast<int32_t>(nanos % 1000000000));
+}
+
+void ToProto(const vpic::UpstreamError& in, vin::v1::UpstreamError* out) {
+  out->set_http_status(in.http_status);
+  out->set_kind(in.kind);
+  out->set_message(in.message);
+}
+
+void ToProto(const engine::Retrying& in, vin::v1::RetryingEvent* out) {
+  out->set_attempt(in.attempt);
+  ToProto(in.next_delay, out->mutable_next_delay());
+  ToProto(in.error, out->mutable_error());
+}
+
+void ToProto(const engine::Failure& in, vin::v1::FailedEvent* out) {
+  out->set_reason(ToProto(in.reason));
+  out->set_message(in.message);
+  out->set_retryable(in.retryable);
+  out->set_attempts(in.attempts);
+  if (in.last_error) ToProto(*in.last_error, out->mutable_last_error());
+  if (in.retry_delay > absl::ZeroDuration()) {
+    ToProto(in.retry_delay, out->mutable_retry_delay());
+  }
+}
+
+engine::DecodeRequest FromProto(const std::string& vin, int model_year,
+                                vin::v1::CheckDigitPolicy policy) {
+  engine::DecodeRequest r;
+  r.vin = vin;
+  r.model_year = model_year;
+  r.check_digit_policy = policy == vin::v1::CHECK_DIGIT_POLICY_WARN
+                             ? vin::CheckDigitPolicy::kWarn
+                             : vin::CheckDigitPolicy::kEnforce;
+  return r;
+}
+
+}  // namespace server

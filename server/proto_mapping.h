@@ -1,0 +1,24 @@
+// Conversions between the vin.v1 wire messages and the engine's types.
+#ifndef VIN_SERVER_PROTO_MAPPING_H_
+#define VIN_SERVER_PROTO_MAPPING_H_
+
+#include "engine/engine.h"
+#include "engine/types.h"
+#include "vin/v1/vin.pb.h"
+
+namespace server {
+
+void ToProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out);
+void ToProto(const engine::Retrying& in, vin::v1::RetryingEvent* out);
+void ToProto(const engine::Failure& in, vin::v1::FailedEvent* out);
+void ToProto(const vpic::UpstreamError& in, vin::v1::UpstreamError* out);
+void ToProto(absl::Duration in, google::protobuf::Duration* out);
+
+// The engine request for the wire fields; deadline and stagger are the
+// caller's to set.
+engine::DecodeRequest FromProto(const std::string& vin, int model_year,
+                                vin::v1::CheckDigitPolicy policy);
+
+}  // namespace server
+
+#endif  // VIN_SERVER_PROTO_MAPPING_H_

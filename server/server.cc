@@ -1,0 +1,62 @@
+#include "server/server.h"
+
+#include <thread>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+
+namespace server {
+
+absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
+    ServerOptions options) {
+  std::unique_ptr<VinServer> s(new VinServer());
+  auto engine = engine::Engine::Create(options.engine);
+  if (!engine.ok()) return engine.status();
+  s->engine_ = *std::move(engine);
+  s->decode_ = std::make_unique<DecodeService>(s->engine_.get());
+  s->health_ = std::make_unique<HealthService>();
+
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
+                           &s->port_);
+  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  builder.RegisterService(s->decode_.get());
+  builder.RegisterService(s->health_.get());
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen,
+                     " (address in use, or not an address of this machine?)"));
+  }
+  return s;
+}
+
+VinServer::~VinServer() {
+  Shutdown(absl::ZeroDuration());
+}
+
+void VinServer::Shutdown(absl::Duration grace) {
+  if (shut_down_.exchange(true) || server_ == nullptr) return;
+  health_->SetNotServing();
+  // gRPC stops accepting calls at once and waits for the ones in progress.
+  // If they are not done within the grace period, the engine fails what
+  // remains, which finishes those calls; gRPC's own deadline, a little
+  // later, is only a backstop.
+  absl::Notification drained;
+  std::thread waiter([&] {
+    server_->Shutdown(absl::ToChronoTime(absl::Now() + grace + absl::Seconds(5)));
+    drained.Notify();
+  });
+  if (!drained.WaitForNotificationWithTimeout(grace)) engine_->Shutdown();
+  waiter.join();
+  engine_->Shutdown();
+}
+
+void VinServer::Wait() { server_->Wait(); }
+
+}  // namespace server

@@ -1,0 +1,174 @@
+// DecodeEngine: validate -> cache -> flight table -> scheduler -> vPIC.
+//
+// Owns one loop thread that owns every mutable structure of the decode path:
+// the flight table, the result cache, the retry scheduler and the vPIC
+// client. Public methods are thread-safe; they validate on the caller's
+// thread and post the rest to the loop. Listener callbacks run on the loop.
+#ifndef VIN_ENGINE_ENGINE_H_
+#define VIN_ENGINE_ENGINE_H_
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coalesce/flight_table.h"
+#include "engine/result_cache.h"
+#include "engine/types.h"
+#include "retry/jitter.h"
+#include "retry/scheduler.h"
+#include "vin/vin.h"
+#include "vpic/client.h"
+
+namespace engine {
+
+struct EngineOptions {
+  std::string vpic_base_url = "https://vpic.nhtsa.dot.gov/api/vehicles";
+  absl::Duration retry_base = absl::Milliseconds(100);
+  absl::Duration retry_cap = absl::Seconds(5);
+  int max_attempts = 4;  // every attempt, the first included
+  absl::Duration attempt_timeout = absl::Seconds(15);
+  int max_upstream_concurrency = 8;
+  // A longer Retry-After is not waited out: the decode fails, retryable.
+  absl::Duration retry_after_max = absl::Seconds(60);
+  size_t cache_capacity = 100000;  // 0 disables the cache
+  absl::Duration cache_ttl = absl::Hours(24);
+  // Waiters admitted at once, all callers together; beyond it, OVERLOADED.
+  size_t max_waiters = 1000000;
+  // Tests only: the jitter's random source. Empty means real randomness.
+  retry::Jitter::Uniform uniform;
+  EngineObserver* observer = nullptr;  // not owned; may be null
+};
+
+struct DecodeRequest {
+  std::string vin;     // as sent; normalised by the engine
+  int model_year = 0;  // 0 = no hint
+  vin::CheckDigitPolicy check_digit_policy = vin::CheckDigitPolicy::kEnforce;
+  // The waiter leaves (DEADLINE_EXCEEDED, or UNAVAILABLE when the next
+  // retry would wake after it) when this passes.
+  absl::Time deadline = absl::InfiniteFuture();
+  // Batch items: a new flight waits a random [0, retry_base) before its
+  // first attempt (DESIGN rule 7).
+  bool stagger = false;
+};
+
+struct EngineStats {
+  size_t flights = 0;
+  size_t waiters = 0;
+  size_t pending_wakeups = 0;  // retry wake-ups, staggers and deadlines
+  size_t upstream_active = 0;  // HTTP requests in progress
+  uint64_t upstream_requests = 0;  // started since the engine began
+  size_t cache_size = 0;
+};
+
+class Engine {
+ public:
+  using WaiterId = coalesce::WaiterId;
+
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(EngineOptions options);
+  // Fails every remaining waiter with SHUTTING_DOWN, then stops the loop.
+  ~Engine();
+
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates `request` and starts or joins its decode. Errors, on which the
+  // listener is never called: INVALID_ARGUMENT (the message names the rule
+  // broken), UNAVAILABLE (shutting down), RESOURCE_EXHAUSTED (overloaded).
+  // Otherwise `listener` receives the waiter's events and must stay valid
+  // until its OnDone/OnFailed.
+  absl::StatusOr<WaiterId> Submit(const DecodeRequest& request,
+                                  DecodeListener* listener);
+  // The waiter leaves its flight and gets OnFailed(CANCELLED), unless it has
+  // already had its terminal event. A flight left without waiters is
+  // cancelled: no further upstream request is made for it.
+  void Cancel(WaiterId id);
+  // Stops admitting work and fails every waiter with SHUTTING_DOWN.
+  void Shutdown();
+
+  EngineStats Stats() const;
+  // Blocks until `pred(Stats())` holds or `timeout` passes; returns whether
+  // it held. For tests and benchmarks.
+  bool WaitForStats(std::function<bool(const EngineStats&)> pred,
+                    absl::Duration timeout) const;
+
+ private:
+  struct Waiter {
+    DecodeListener* listener = nullptr;
+    absl::Time deadline = absl::InfiniteFuture();
+    retry::Scheduler::TimerId deadline_timer = 0;
+  };
+  struct FlightState {
+    std::vector<vpic::Note> warnings;  // local validation notes
+    int attempts = 0;
+    absl::Duration prev_delay;          // the jitter's `prev`
+    retry::Scheduler::TimerId wakeup = 0;  // stagger or retry wake-up
+    absl::Time retry_at = absl::InfinitePast();  // set while waiting to retry
+    vpic::Client::RequestId request = 0;   // attempt in progress
+    bool awaiting_slot = false;
+    absl::optional<Retrying> last_retrying;
+    absl::Time started;
+  };
+  using Table = coalesce::FlightTable<FlightState, Waiter>;
+  using Flight = Table::Flight;
+
+  Engine(EngineOptions options, std::unique_ptr<vpic::Client> client);
+
+  void Post(std::function<void()> task);
+  void Run();
+  void PublishStats();
+
+  // Loop-thread only below.
+  void OnSubmit(WaiterId id, coalesce::FlightKey key,
+                std::vector<vpic::Note> warnings, Waiter waiter, bool stagger);
+  void OnCancel(WaiterId id, FailureReason reason, const std::string& message);
+  void EnqueueAttempt(Flight* f);
+  void StartReadyAttempts();
+  void OnAttemptDone(const coalesce::FlightKey& key, uint64_t flight_id,
+                     vpic::HttpResult result);
+  void ScheduleRetry(Flight* f, const vpic::Outcome& outcome);
+  void Complete(Flight* f, vpic::Decoded decoded);
+  void FailFlight(Flight* f, Failure failure);
+  void AbandonIfEmpty(Flight* f);
+  void StopFlightWork(Flight* f);
+  void DeliverFailure(Waiter& w, const Failure& failure);
+  void Release(Waiter& w);
+  void FailEverything(const Failure& failure);
+  void Summarise(const Flight* f, bool ok, std::string outcome,
+                 size_t waiters);
+
+  const EngineOptions options_;
+  const retry::Clock* const clock_;
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<WaiterId> next_waiter_{1};
+  std::atomic<size_t> admitted_{0};
+
+  mutable absl::Mutex mu_;  // protects the fields below
+  std::vector<std::function<void()>> posted_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  EngineStats stats_ ABSL_GUARDED_BY(mu_);
+  mutable absl::CondVar stats_changed_;  // signalled when stats_ is published
+
+  // Owned by the loop thread.
+  std::unique_ptr<vpic::Client> client_;
+  retry::Scheduler scheduler_;
+  retry::Jitter jitter_;
+  Table table_;
+  ResultCache cache_;
+  std::deque<std::pair<coalesce::FlightKey, uint64_t>> ready_;
+  uint64_t upstream_requests_ = 0;
+  bool loop_shutting_down_ = false;
+
+  std::thread loop_;  // last: starts after everything above exists
+};
+
+}  // namespace engine
+
+#endif  // VIN_ENGINE_ENGINE_H_

@@ -1,0 +1,88 @@
+// What the engine tells its callers: results, failures, retry progress.
+#ifndef VIN_ENGINE_TYPES_H_
+#define VIN_ENGINE_TYPES_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
+#include "vin/vin.h"
+#include "vpic/classify.h"
+#include "vpic/vehicle.h"
+
+namespace engine {
+
+enum class Source { kVpic, kCache, kSnapshot };
+
+struct DecodeResult {
+  std::string vin;  // normalised
+  vpic::Vehicle vehicle;
+  Source source = Source::kVpic;
+  int attempts = 0;  // upstream attempts behind this result; 0 from the cache
+  std::vector<vpic::Note> notes;
+  absl::Time decode_time;
+};
+
+enum class FailureReason {
+  kInvalidVin,
+  kUpstreamUnavailable,  // retries exhausted, or Retry-After too long
+  kUpstreamRejected,     // a non-retryable answer
+  kCancelled,
+  kShuttingDown,
+  kOverloaded,
+  kDeadlineExceeded,
+};
+
+struct Failure {
+  FailureReason reason = FailureReason::kUpstreamUnavailable;
+  std::string message;
+  bool retryable = false;  // may trying later help?
+  int attempts = 0;
+  absl::optional<vpic::UpstreamError> last_error;
+  // When retryable: the suggested wait before trying again (zero if none).
+  absl::Duration retry_delay = absl::ZeroDuration();
+};
+
+// A flight's attempt failed and another is scheduled.
+struct Retrying {
+  int attempt = 0;  // the attempt that failed, 1-based
+  absl::Duration next_delay;
+  vpic::UpstreamError error;
+};
+
+// The events of one waiter. Called on the engine's loop thread; must not
+// block. Order: OnQueued, zero or more OnRetrying, then exactly one of
+// OnDone / OnFailed, after which the engine never touches the listener again.
+class DecodeListener {
+ public:
+  virtual ~DecodeListener() = default;
+  virtual void OnQueued(bool coalesced) = 0;
+  virtual void OnRetrying(const Retrying& retrying) = 0;
+  virtual void OnDone(std::shared_ptr<const DecodeResult> result) = 0;
+  virtual void OnFailed(const Failure& failure) = 0;
+};
+
+// One finished flight, for the log.
+struct FlightSummary {
+  std::string vin;
+  int model_year = 0;
+  bool ok = false;
+  std::string outcome;  // "done", or the failure reason and upstream error
+  int attempts = 0;
+  absl::Duration latency;  // from the flight's start to its end
+  size_t waiters = 0;      // callers that received this outcome
+};
+
+// Hooks for logging and metrics, called on the loop thread; must not block.
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  virtual void OnRetryScheduled(const std::string& vin, const Retrying& r) = 0;
+  virtual void OnFlightFinished(const FlightSummary& summary) = 0;
+};
+
+}  // namespace engine
+
+#endif  // VIN_ENGINE_TYPES_H_

@@ -1,0 +1,61 @@
+// Classification of one upstream attempt (DESIGN rule 2). Pure functions.
+#ifndef VIN_VPIC_CLASSIFY_H_
+#define VIN_VPIC_CLASSIFY_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
+#include "vpic/vehicle.h"
+
+namespace vpic {
+
+// How the transfer ended below HTTP.
+enum class Transport {
+  kOk,       // an HTTP answer was read in full
+  kConnect,  // could not connect (refused, unreachable, DNS)
+  kTimeout,  // the per-attempt timeout passed
+  kReset,    // the connection broke: reset, closed early, partial body
+  kFatal,    // a local or protocol error that retrying cannot fix
+};
+
+// What the HTTP client saw of one attempt.
+struct HttpResult {
+  Transport transport = Transport::kOk;
+  std::string transport_message;  // libcurl's text when transport != kOk
+  int http_status = 0;            // 0 when there was no HTTP answer
+  std::string body;
+  std::string retry_after;  // the Retry-After header's value, "" if none
+};
+
+// A failed attempt as callers see it (UpstreamError in the API).
+struct UpstreamError {
+  int http_status = 0;  // 0 when there was no HTTP answer
+  std::string kind;     // "timeout", "connect", "reset", "http", "bad_response", "transport"
+  std::string message;
+};
+
+struct Outcome {
+  enum class Verdict { kDecoded, kRetry, kReject };
+  Verdict verdict = Verdict::kReject;
+  Decoded decoded;      // kDecoded only
+  UpstreamError error;  // kRetry / kReject
+  // Retry-After as a floor on the next delay, when upstream sent one.
+  absl::optional<absl::Duration> retry_after;
+};
+
+// Retryable: connect failures, resets, timeouts, HTTP 429/502/503/504, and a
+// 200 whose body is not vPIC JSON or has an empty Results. Not retryable:
+// other statuses and fatal transport errors. A 200 with vPIC JSON is a
+// finished decode however empty.
+Outcome Classify(const HttpResult& result, absl::Time now);
+
+// Parses a Retry-After value: delta-seconds ("120") or an HTTP date
+// ("Wed, 21 Oct 2015 07:28:00 GMT"); a date in the past gives zero.
+absl::optional<absl::Duration> ParseRetryAfter(absl::string_view value,
+                                               absl::Time now);
+
+}  // namespace vpic
+
+#endif  // VIN_VPIC_CLASSIFY_H_

@@ -1,0 +1,193 @@
+#include "vpic/client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace vpic {
+
+struct Client::Transfer {
+  RequestId id;
+  CURL* easy;
+  Callback done;
+  HttpResult result;
+  char error[CURL_ERROR_SIZE] = {0};
+};
+
+namespace {
+
+size_t OnBody(char* data, size_t size, size_t n, void* user) {
+  static_cast<HttpResult*>(user)->body.append(data, size * n);
+  return size * n;
+}
+
+size_t OnHeader(char* data, size_t size, size_t n, void* user) {
+  absl::string_view line(data, size * n);
+  constexpr absl::string_view kName = "retry-after:";
+  if (line.size() > kName.size() &&
+      absl::EqualsIgnoreCase(line.substr(0, kName.size()), kName)) {
+    static_cast<HttpResult*>(user)->retry_after =
+        std::string(absl::StripAsciiWhitespace(line.substr(kName.size())));
+  }
+  return size * n;
+}
+
+Transport TransportOf(CURLcode code) {
+  switch (code) {
+    case CURLE_OK:
+      return Transport::kOk;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+      return Transport::kConnect;
+    case CURLE_OPERATION_TIMEDOUT:
+      return Transport::kTimeout;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+      return Transport::kReset;
+    default:
+      return Transport::kFatal;
+  }
+}
+
+struct CurlGlobal {
+  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+};
+
+}  // namespace
+
+std::string DecodeVinValuesUrl(const std::string& base_url,
+                               const std::string& vin, int model_year) {
+  std::string url = absl::StrCat(absl::StripSuffix(base_url, "/"),
+                                 "/DecodeVinValues/", vin, "?format=json");
+  if (model_year != 0) absl::StrAppend(&url, "&modelyear=", model_year);
+  return url;
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
+  if (!absl::StartsWith(options.base_url, "http://") &&
+      !absl::StartsWith(options.base_url, "https://")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "vPIC base URL must start with http:// or https://, got \"",
+        options.base_url, "\""));
+  }
+  if (options.attempt_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("attempt timeout must be positive");
+  }
+  static CurlGlobal global;  // once per process, before any other curl call
+  CURLM* multi = curl_multi_init();
+  if (multi == nullptr) return absl::InternalError("curl_multi_init failed");
+  return std::unique_ptr<Client>(new Client(std::move(options), multi));
+}
+
+Client::Client(ClientOptions options, void* multi)
+    : options_(std::move(options)), multi_(multi) {}
+
+Client::~Client() {
+  for (auto& [id, t] : transfers_) {
+    curl_multi_remove_handle(multi_, t->easy);
+    curl_easy_cleanup(t->easy);
+  }
+  for (void* easy : idle_) curl_easy_cleanup(easy);
+  curl_multi_cleanup(multi_);
+}
+
+void* Client::AcquireHandle() {
+  if (idle_.empty()) return curl_easy_init();
+  void* easy = idle_.back();
+  idle_.pop_back();
+  curl_easy_reset(easy);  // keeps the connection and DNS caches
+  return easy;
+}
+
+Client::RequestId Client::Start(const std::string& vin, int model_year,
+                                Callback done) {
+  auto t = std::make_unique<Transfer>();
+  t->id = next_id_++;
+  t->easy = static_cast<CURL*>(AcquireHandle());
+  t->done = std::move(done);
+  CURL* e = t->easy;
+  const std::string url =
+      DecodeVinValuesUrl(options_.base_url, vin, model_year);
+  curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(e, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(absl::ToInt64Milliseconds(
+                       options_.attempt_timeout)));
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(e, CURLOPT_MAXREDIRS, 3L);
+  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");  // gzip when offered
+  curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &t->result);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, &t->result);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
+  curl_multi_add_handle(multi_, e);
+  const RequestId id = t->id;
+  transfers_.emplace(id, std::move(t));
+  return id;
+}
+
+void Client::Cancel(RequestId id) {
+  auto it = transfers_.find(id);
+  if (it == transfers_.end()) return;
+  curl_multi_remove_handle(multi_, it->second->easy);
+  // The connection may be mid-transfer; do not return it to the pool.
+  curl_easy_cleanup(it->second->easy);
+  transfers_.erase(it);
+}
+
+void Client::Finish(Transfer* t, int curl_code) {
+  const CURLcode code = static_cast<CURLcode>(curl_code);
+  long status = 0;
+  curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+  HttpResult result = std::move(t->result);
+  result.transport = TransportOf(code);
+  if (result.transport != Transport::kOk) {
+    result.transport_message =
+        t->error[0] != '\0' ? std::string(t->error) : curl_easy_strerror(code);
+    result.http_status = 0;
+  } else {
+    result.http_status = static_cast<int>(status);
+  }
+  curl_multi_remove_handle(multi_, t->easy);
+  idle_.push_back(t->easy);
+  Callback done = std::move(t->done);
+  transfers_.erase(t->id);  // destroys *t
+  done(std::move(result));
+}
+
+void Client::Poll(absl::Duration timeout) {
+  int running = 0;
+  curl_multi_perform(multi_, &running);
+  const int timeout_ms = static_cast<int>(std::clamp<int64_t>(
+      absl::ToInt64Milliseconds(absl::Ceil(timeout, absl::Milliseconds(1))), 0,
+      60000));
+  curl_multi_poll(multi_, nullptr, 0, timeout_ms, nullptr);
+  curl_multi_perform(multi_, &running);
+  int left = 0;
+  while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+    if (msg->msg != CURLMSG_DONE) continue;
+    Transfer* t = nullptr;
+    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
+    Finish(t, msg->data.result);
+  }
+}
+
+void Client::Wakeup() { curl_multi_wakeup(multi_); }
+
+}  // namespace vpic

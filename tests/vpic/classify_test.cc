@@ -1,0 +1,116 @@
+#include "vpic/classify.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace vpic {
+namespace {
+
+using Verdict = Outcome::Verdict;
+const absl::Time kNow = absl::FromUnixSeconds(1700000000);
+
+constexpr char kVpicBody[] =
+    R"({"Count":3,"Message":"ok","SearchCriteria":"VIN(s): X",)"
+    R"("Results":[{"Make":"FORD","Model":"F-150","ErrorCode":"0",)"
+    R"("ErrorText":"0 - VIN decoded clean"}]})";
+constexpr char kSparseBody[] =
+    R"({"Count":3,"Message":"ok","SearchCriteria":"VIN(s): X",)"
+    R"("Results":[{"Make":"","Model":"","ErrorCode":"8",)"
+    R"("ErrorText":"8 - No detailed data available currently"}]})";
+
+HttpResult Http(int status, std::string body, std::string retry_after = "") {
+  HttpResult r;
+  r.http_status = status;
+  r.body = std::move(body);
+  r.retry_after = std::move(retry_after);
+  return r;
+}
+
+HttpResult Broken(Transport t) {
+  HttpResult r;
+  r.transport = t;
+  r.transport_message = "boom";
+  return r;
+}
+
+TEST(Classify, HttpStatuses) {
+  struct Case {
+    int status;
+    Verdict want;
+  };
+  const std::vector<Case> cases = {
+      {429, Verdict::kRetry},  {502, Verdict::kRetry},
+      {503, Verdict::kRetry},  {504, Verdict::kRetry},
+      {400, Verdict::kReject}, {401, Verdict::kReject},
+      {403, Verdict::kReject}, {404, Verdict::kReject},
+      {408, Verdict::kReject}, {500, Verdict::kReject},
+      {501, Verdict::kReject},
+  };
+  for (const Case& c : cases) {
+    const Outcome o = Classify(Http(c.status, "error page"), kNow);
+    EXPECT_EQ(o.verdict, c.want) << c.status;
+    EXPECT_EQ(o.error.http_status, c.status);
+    EXPECT_EQ(o.error.kind, "http");
+  }
+}
+
+TEST(Classify, TransportFailures) {
+  EXPECT_EQ(Classify(Broken(Transport::kConnect), kNow).verdict, Verdict::kRetry);
+  EXPECT_EQ(Classify(Broken(Transport::kConnect), kNow).error.kind, "connect");
+  EXPECT_EQ(Classify(Broken(Transport::kTimeout), kNow).verdict, Verdict::kRetry);
+  EXPECT_EQ(Classify(Broken(Transport::kTimeout), kNow).error.kind, "timeout");
+  EXPECT_EQ(Classify(Broken(Transport::kReset), kNow).verdict, Verdict::kRetry);
+  EXPECT_EQ(Classify(Broken(Transport::kReset), kNow).error.kind, "reset");
+  EXPECT_EQ(Classify(Broken(Transport::kFatal), kNow).verdict, Verdict::kReject);
+  EXPECT_EQ(Classify(Broken(Transport::kTimeout), kNow).error.http_status, 0);
+}
+
+TEST(Classify, ValidVpicJsonIsAFinishedDecode) {
+  const Outcome o = Classify(Http(200, kVpicBody), kNow);
+  ASSERT_EQ(o.verdict, Verdict::kDecoded);
+  EXPECT_EQ(o.decoded.vehicle.make, "FORD");
+}
+
+TEST(Classify, SparseAnswerIsAFinishedDecodeNotARetry) {
+  const Outcome o = Classify(Http(200, kSparseBody), kNow);
+  ASSERT_EQ(o.verdict, Verdict::kDecoded);
+  EXPECT_EQ(o.decoded.vehicle.make, "");
+  ASSERT_EQ(o.decoded.notes.size(), 1u);
+  EXPECT_EQ(o.decoded.notes[0].code, "8");
+}
+
+TEST(Classify, NonVpicBodiesWith200AreRetryableBadResponses) {
+  for (const char* body :
+       {"<html><body>Down for maintenance</body></html>", "{\"Results\":[",
+        "", R"({"Count":0,"Message":"x","Results":[]})"}) {
+    const Outcome o = Classify(Http(200, body), kNow);
+    EXPECT_EQ(o.verdict, Verdict::kRetry) << body;
+    EXPECT_EQ(o.error.kind, "bad_response") << body;
+    EXPECT_EQ(o.error.http_status, 200);
+  }
+}
+
+TEST(Classify, RetryAfterOnRetryableStatusesOnly) {
+  EXPECT_EQ(Classify(Http(429, "", "2"), kNow).retry_after, absl::Seconds(2));
+  EXPECT_EQ(Classify(Http(503, "", "7"), kNow).retry_after, absl::Seconds(7));
+  EXPECT_EQ(Classify(Http(429, ""), kNow).retry_after, absl::nullopt);
+  EXPECT_EQ(Classify(Http(400, "", "5"), kNow).retry_after, absl::nullopt);
+}
+
+TEST(ParseRetryAfter, SecondsAndHttpDates) {
+  EXPECT_EQ(ParseRetryAfter("120", kNow), absl::Seconds(120));
+  EXPECT_EQ(ParseRetryAfter(" 0 ", kNow), absl::ZeroDuration());
+  const std::string date = absl::FormatTime(
+      "%a, %d %b %Y %H:%M:%S GMT", kNow + absl::Seconds(90), absl::UTCTimeZone());
+  EXPECT_EQ(ParseRetryAfter(date, kNow), absl::Seconds(90));
+  const std::string past = absl::FormatTime(
+      "%a, %d %b %Y %H:%M:%S GMT", kNow - absl::Seconds(90), absl::UTCTimeZone());
+  EXPECT_EQ(ParseRetryAfter(past, kNow), absl::ZeroDuration());
+  EXPECT_EQ(ParseRetryAfter("", kNow), absl::nullopt);
+  EXPECT_EQ(ParseRetryAfter("-3", kNow), absl::nullopt);
+  EXPECT_EQ(ParseRetryAfter("soon", kNow), absl::nullopt);
+}
+
+}  // namespace
+}  // namespace vpic
