@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian packages, the pinned buf from npm) and
+# builds the project. Idempotent: quick when everything is already there.
+#
+# Usage: scripts/setup.sh [BUILD_DIR] [extra cmake args...]
+#   BUILD_DIR defaults to build/. Example of a sanitizer build:
+#   scripts/setup.sh build-tsan -DVIN_SANITIZE=thread
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${1:-build}
+shift || true
+
+packages=(
+  g++ cmake ninja-build pkg-config git ca-certificates
+  libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev
+  libcurl4-openssl-dev libabsl-dev libspdlog-dev nlohmann-json3-dev
+  golang-github-gogo-googleapis-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nodejs npm
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    # nodejs/npm may come from elsewhere; only install them if npm is absent.
+    if { [ "$p" = nodejs ] || [ "$p" = npm ]; } && command -v npm >/dev/null; then
+      continue
+    fi
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}"
+fi
+
+# buf, pinned in package.json (no lock file is written: see .npmrc).
+buf_version=$(sed -n 's/.*"@bufbuild\/buf": *"\([^"]*\)".*/\1/p' package.json)
+buf=node_modules/@bufbuild/buf-linux-x64/bin/buf
+if [ ! -x "$buf" ] || [ "$("$buf" --version 2>/dev/null)" != "$buf_version" ]; then
+  echo "setup: installing buf $buf_version with npm"
+  npm install --no-audit --no-fund --loglevel=error
+fi
+
+if [ ! -f "$build_dir/build.ninja" ]; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+fi
+cmake --build "$build_dir" -j "$(nproc)"
