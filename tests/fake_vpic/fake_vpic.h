@@ -11,6 +11,7 @@
 #ifndef FAKE_VPIC_FAKE_VPIC_H_
 #define FAKE_VPIC_FAKE_VPIC_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +67,9 @@ struct Options {
   std::string fixtures_dir = VIN_FIXTURE_DIR;
   // Added before every answer (simulates a slow upstream for benchmarks).
   absl::Duration latency = absl::ZeroDuration();
+  // Called for every request as it arrives, on a connection thread, outside
+  // the fake's locks (the fake-vpic binary's --log_requests uses it).
+  std::function<void(const RequestRecord&)> on_request;
 };
 
 class FakeVpic {
@@ -84,7 +88,8 @@ class FakeVpic {
   // normal answer. Replaces any script left for `vin`.
   void Script(const std::string& vin, std::vector<Step> steps);
   // Every VIN without a script of its own gets these answers for its first
-  // requests (counted per VIN), then the normal answer. Used for outages.
+  // requests (counted per VIN from this call on), then the normal answer.
+  // Used for outages.
   void ScriptEveryVin(std::vector<Step> steps);
 
   std::vector<RequestRecord> Requests() const;
@@ -94,6 +99,9 @@ class FakeVpic {
   // Blocks until at least `n` requests have arrived or `timeout` passes;
   // returns whether they arrived.
   bool WaitForRequests(int n, absl::Duration timeout) const;
+  // Blocks until no request is being answered (hangs end when their client
+  // closes the connection) or `timeout` passes; returns whether idle.
+  bool WaitUntilIdle(absl::Duration timeout) const;
   // The highest number of requests that were being answered at once.
   int MaxConcurrentRequests() const;
   // Number of requests currently being answered (hangs and delays included).

@@ -1,0 +1,296 @@
+#include "fake_vpic/answers.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace fakevpic {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr absl::string_view kDefaultMessage =
+    "Results returned successfully. NOTE: Any missing decoded values should "
+    "be interpreted as NHTSA does not have data on the specific variable. "
+    "Missing value should NOT be interpreted as an indication that a feature "
+    "or technology is unavailable for a vehicle.";
+
+// Used when no DecodeVinValues fixture is loaded.
+constexpr const char* kBuiltinVariables[] = {
+    "BodyClass",    "DisplacementL", "DriveType", "EngineCylinders",
+    "EngineModel",  "ErrorCode",     "ErrorText", "FuelTypePrimary",
+    "Make",         "Manufacturer",  "Model",     "ModelYear",
+    "PlantCountry", "Series",        "Trim",      "VIN",
+    "VehicleType",
+};
+
+struct WmiMake {
+  const char* prefix;
+  const char* make;
+};
+constexpr WmiMake kWmiMakes[] = {
+    {"1FT", "FORD"},
+    {"1FM", "FORD"},
+    {"1FA", "FORD"},
+    {"1HG", "HONDA"},
+    {"1G4", "BUICK"},
+    {"1G1", "CHEVROLET"},
+    {"5YJ", "TESLA"},
+    {"WVG", "VOLKSWAGEN"},
+    {"WVW", "VOLKSWAGEN"},
+    {"JTD", "TOYOTA"},
+    {"1M8", "MOTOR COACH INDUSTRIES"},
+};
+
+// Year codes of VIN position 10 for 2010-2030 (no I, O, Q, U, Z).
+constexpr absl::string_view kLetterYears = "ABCDEFGHJKLMNPRSTVWXY";
+
+// A JSON string literal; invalid UTF-8 (a VIN is whatever a client sent) is
+// replaced rather than thrown on.
+std::string Quote(absl::string_view s) {
+  return Json(std::string(s))
+      .dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string MakeFor(absl::string_view vin) {
+  for (const WmiMake& w : kWmiMakes) {
+    if (absl::StartsWith(vin, w.prefix)) return w.make;
+  }
+  return "GENERIC";
+}
+
+// The model year VIN position 10 stands for, "" when it is not a year code.
+std::string YearFor(absl::string_view vin) {
+  if (vin.size() < 10) return "";
+  const char c = vin[9];
+  if (c >= '1' && c <= '9') return absl::StrCat(2000 + (c - '0'));
+  const size_t i = kLetterYears.find(c);
+  if (i == absl::string_view::npos) return "";
+  return absl::StrCat(2010 + static_cast<int>(i));
+}
+
+std::string PercentDecode(absl::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out.push_back(static_cast<char>(
+          std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Json> ReadJsonFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  Json json = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path.string(), " is not valid JSON"));
+  }
+  return json;
+}
+
+}  // namespace
+
+std::optional<DecodeTarget> ParseDecodeTarget(absl::string_view target) {
+  constexpr absl::string_view kMarker = "/decodevinvalues/";
+  const std::string lower = absl::AsciiStrToLower(target);
+  const size_t at = lower.find(std::string(kMarker));
+  if (at == std::string::npos) return std::nullopt;
+  absl::string_view rest = target.substr(at + kMarker.size());
+  absl::string_view query;
+  const size_t q = rest.find('?');
+  if (q != absl::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  if (rest.empty() || absl::StrContains(rest, '/')) return std::nullopt;
+  DecodeTarget out;
+  out.vin = PercentDecode(rest);
+  for (absl::string_view param : absl::StrSplit(query, '&')) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(param, absl::MaxSplits('=', 1));
+    if (absl::EqualsIgnoreCase(kv.first, "modelyear")) {
+      int year = 0;
+      out.model_year =
+          absl::SimpleAtoi(kv.second, &year) && year > 0 ? year : 0;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Answers> Answers::Load(const std::string& fixtures_dir) {
+  Answers answers;
+  answers.message_ = std::string(kDefaultMessage);
+  if (!fixtures_dir.empty()) {
+    std::error_code ec;
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry :
+         std::filesystem::directory_iterator(fixtures_dir, ec)) {
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+    }
+    if (ec) {
+      return absl::NotFoundError(absl::StrCat(
+          "cannot list fixtures dir ", fixtures_dir, ": ", ec.message()));
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      absl::StatusOr<Json> json = ReadJsonFile(file);
+      if (!json.ok()) return json.status();
+      const Json& url = (*json)["request"]["url"];
+      const Json& body = (*json)["body"];
+      if (!url.is_string() || (*json).value("status", 0) != 200 ||
+          !body.is_object()) {
+        continue;
+      }
+      std::optional<DecodeTarget> target =
+          ParseDecodeTarget(url.get<std::string>());
+      if (!target || target->vin.size() != 17) continue;
+      const Json& results = body["Results"];
+      if (answers.variables_.empty() && results.is_array() &&
+          !results.empty() && results[0].is_object()) {
+        for (const auto& item : results[0].items()) {
+          answers.variables_.push_back(item.key());
+        }
+        answers.count_ = body.value("Count", 0);
+        answers.message_ = body.value("Message", answers.message_);
+      }
+      answers.fixtures_[{target->vin, target->model_year}] = body.dump();
+    }
+  }
+  if (answers.variables_.empty()) {
+    answers.variables_.assign(std::begin(kBuiltinVariables),
+                              std::end(kBuiltinVariables));
+    answers.count_ = static_cast<int>(answers.variables_.size());
+  }
+  for (const std::string& name : answers.variables_) {
+    answers.quoted_keys_.push_back(absl::StrCat(Quote(name), ":"));
+  }
+  return answers;
+}
+
+std::string Answers::Normal(absl::string_view vin, int model_year) const {
+  const std::string key(vin);
+  auto it = fixtures_.find({key, model_year});
+  if (it == fixtures_.end()) it = fixtures_.find({key, 0});
+  if (it == fixtures_.end()) {
+    it = fixtures_.lower_bound({key, 0});
+    if (it != fixtures_.end() && it->first.first != key) it = fixtures_.end();
+  }
+  if (it != fixtures_.end()) return it->second;
+  return Generated(vin, model_year);
+}
+
+std::string Answers::Generated(absl::string_view vin, int model_year) const {
+  const std::string make = MakeFor(vin);
+  std::string model = "MODEL-";
+  if (vin.size() > 3) absl::StrAppend(&model, vin.substr(3, 5));
+  return Render(vin,
+                {
+                    {"VIN", std::string(vin)},
+                    {"Make", make},
+                    {"Model", model},
+                    {"ModelYear",
+                     model_year > 0 ? absl::StrCat(model_year) : YearFor(vin)},
+                    {"Manufacturer", absl::StrCat(make, " TEST MANUFACTURER")},
+                    {"VehicleType", "PASSENGER CAR "},
+                    {"BodyClass", "Sedan/Saloon"},
+                    {"EngineCylinders", "4"},
+                    {"DisplacementL", "2.0"},
+                    {"PlantCountry", "UNITED STATES (USA)"},
+                    {"ErrorCode", "0"},
+                    {"ErrorText",
+                     "0 - VIN decoded clean. Check Digit (9th position) is "
+                     "correct"},
+                });
+}
+
+std::string Answers::Sparse(absl::string_view vin) const {
+  return Render(vin,
+                {
+                    {"VIN", std::string(vin)},
+                    {"ErrorCode", "8"},
+                    {"ErrorText", "8 - No detailed data available currently"},
+                });
+}
+
+std::string Answers::EmptyResults(absl::string_view vin) const {
+  Json body = {{"Count", 0},
+               {"Message", message_},
+               {"SearchCriteria", absl::StrCat("VIN(s): ", vin)},
+               {"Results", Json::array()}};
+  return body.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string Answers::Truncated(absl::string_view vin, int model_year) const {
+  std::string body = Normal(vin, model_year);
+  body.resize(body.size() / 2);
+  return body;
+}
+
+std::string Answers::MaintenancePage() {
+  return "<!DOCTYPE html>\n<html><head><title>Site Maintenance</title></head>"
+         "<body><h1>vPIC is down for maintenance</h1><p>We are performing "
+         "scheduled maintenance. Please try again later.</p></body></html>\n";
+}
+
+std::string Answers::Render(
+    absl::string_view vin,
+    const std::map<std::string, std::string>& values) const {
+  // Built by hand (keys pre-quoted) because this runs for every generated
+  // answer of a benchmark; the output equals nlohmann's compact dump.
+  std::string out =
+      absl::StrCat("{\"Count\":", count_, ",\"Message\":", Quote(message_),
+                   ",\"SearchCriteria\":", Quote(absl::StrCat("VIN(s): ", vin)),
+                   ",\"Results\":[{");
+  out.reserve(out.size() + 24 * variables_.size());
+  bool first = true;
+  size_t used = 0;
+  for (size_t i = 0; i < variables_.size(); ++i) {
+    if (!first) out.push_back(',');
+    first = false;
+    out.append(quoted_keys_[i]);
+    auto it = values.find(variables_[i]);
+    if (it == values.end()) {
+      out.append("\"\"");
+    } else {
+      out.append(Quote(it->second));
+      ++used;
+    }
+  }
+  if (used < values.size()) {
+    for (const auto& [name, value] : values) {
+      if (std::find(variables_.begin(), variables_.end(), name) !=
+          variables_.end()) {
+        continue;
+      }
+      absl::StrAppend(&out, first ? "" : ",", Quote(name), ":", Quote(value));
+      first = false;
+    }
+  }
+  out.append("}]}");
+  return out;
+}
+
+}  // namespace fakevpic

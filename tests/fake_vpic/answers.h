@@ -1,0 +1,82 @@
+// Answer bodies of the fake vPIC server: captured fixtures and generated
+// vPIC-shaped DecodeVinValues answers, plus the parser of request targets
+// that both the server and the fixture loader use.
+//
+// An Answers is immutable once loaded, so it may be read from any number of
+// threads without synchronization.
+#ifndef FAKE_VPIC_ANSWERS_H_
+#define FAKE_VPIC_ANSWERS_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace fakevpic {
+
+// What a DecodeVinValues request asks for.
+struct DecodeTarget {
+  std::string vin;     // percent-decoded path segment after DecodeVinValues/
+  int model_year = 0;  // the modelyear query parameter, 0 when absent/invalid
+};
+
+// Parses "<anything>/DecodeVinValues/<VIN>[?query]" (the name matched without
+// regard to case, like vPIC does). Also accepts a full URL. Returns nullopt
+// for any other path or an empty VIN.
+std::optional<DecodeTarget> ParseDecodeTarget(absl::string_view target);
+
+class Answers {
+ public:
+  // Loads every *.json in `fixtures_dir` ({"request":{"url":...},"status":...,
+  // "body":{...}}). Fixtures whose URL is DecodeVinValues/<17-char VIN> with
+  // status 200 are served for that VIN; the others are ignored. The first
+  // such fixture (by file name) also gives the variable names and the message
+  // of generated answers. An empty `fixtures_dir` loads nothing and uses a
+  // built-in variable list. A missing directory or a malformed file is an
+  // error.
+  static absl::StatusOr<Answers> Load(const std::string& fixtures_dir);
+
+  // The normal answer: the fixture for `vin` (the one whose modelyear equals
+  // `model_year` when there is one, else the one without modelyear, else any
+  // for that VIN), or a generated answer. `model_year` 0 means no hint.
+  std::string Normal(absl::string_view vin, int model_year) const;
+  // A generated answer, whatever the fixtures hold.
+  std::string Generated(absl::string_view vin, int model_year) const;
+  // Valid vPIC JSON with every variable empty except VIN, ErrorCode "8" and
+  // ErrorText.
+  std::string Sparse(absl::string_view vin) const;
+  // Valid vPIC JSON with "Results": [].
+  std::string EmptyResults(absl::string_view vin) const;
+  // The normal answer cut roughly in half: not parseable JSON.
+  std::string Truncated(absl::string_view vin, int model_year) const;
+  // A small HTML maintenance page.
+  static std::string MaintenancePage();
+
+  // Number of DecodeVinValues fixtures being served.
+  int fixture_count() const { return static_cast<int>(fixtures_.size()); }
+
+ private:
+  Answers() = default;
+
+  // Renders a vPIC answer with one result holding every template variable,
+  // "" unless `values` has it (names not in the template are appended).
+  std::string Render(absl::string_view vin,
+                     const std::map<std::string, std::string>& values) const;
+
+  // (VIN, modelyear or 0) -> serialized body.
+  std::map<std::pair<std::string, int>, std::string> fixtures_;
+  // Variable names of a DecodeVinValues result, in vPIC's order.
+  std::vector<std::string> variables_;
+  // The same names serialized as JSON keys: "\"Name\":".
+  std::vector<std::string> quoted_keys_;
+  int count_ = 0;        // vPIC's "Count" for a decode
+  std::string message_;  // vPIC's "Message"
+};
+
+}  // namespace fakevpic
+
+#endif  // FAKE_VPIC_ANSWERS_H_

@@ -1,0 +1,667 @@
+#include "fake_vpic/fake_vpic.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "fake_vpic/answers.h"
+
+namespace fakevpic {
+namespace {
+
+constexpr size_t kMaxHeadBytes = 64 * 1024;
+
+// Steps named by a plain word, in both directions.
+constexpr std::pair<Step::Kind, absl::string_view> kWordSteps[] = {
+    {Step::Kind::kOk, "ok"},
+    {Step::Kind::kReset, "reset"},
+    {Step::Kind::kHang, "hang"},
+    {Step::Kind::kHtml, "html"},
+    {Step::Kind::kSparse, "sparse"},
+    {Step::Kind::kTruncated, "truncated"},
+    {Step::Kind::kEmptyResults, "empty"}};
+
+// What `served` records for a step.
+std::string ServedName(const Step& step) {
+  if (step.kind == Step::Kind::kStatus) return absl::StrCat(step.status);
+  if (step.kind == Step::Kind::kTooManyRequests) return "429";
+  if (step.kind == Step::Kind::kDelay) return "delay";
+  for (const auto& [kind, word] : kWordSteps) {
+    if (kind == step.kind) return std::string(word);
+  }
+  return "ok";
+}
+
+const char* Reason(int status) {
+  static constexpr std::pair<int, const char*> kReasons[] = {
+      {200, "OK"},
+      {400, "Bad Request"},
+      {404, "Not Found"},
+      {405, "Method Not Allowed"},
+      {429, "Too Many Requests"},
+      {431, "Request Header Fields Too Large"},
+      {500, "Internal Server Error"},
+      {502, "Bad Gateway"},
+      {503, "Service Unavailable"},
+      {504, "Gateway Timeout"}};
+  for (const auto& [code, reason] : kReasons) {
+    if (code == status) return reason;
+  }
+  return "Status";
+}
+
+std::string HttpResponse(int status, absl::string_view content_type,
+                         absl::string_view body, bool close,
+                         absl::string_view extra_headers = "") {
+  return absl::StrCat("HTTP/1.1 ", status, " ", Reason(status),
+                      "\r\nContent-Type: ", content_type,
+                      "\r\nContent-Length: ", body.size(), "\r\n",
+                      extra_headers, close ? "Connection: close\r\n" : "",
+                      "\r\n", body);
+}
+
+std::string TextResponse(int status, bool close,
+                         absl::string_view extra_headers = "") {
+  return HttpResponse(status, "text/plain; charset=utf-8",
+                      absl::StrCat(status, " ", Reason(status), "\n"), close,
+                      extra_headers);
+}
+
+struct HttpRequest {
+  std::string method;
+  std::string target;
+  bool close = false;  // the client asked to close after the answer
+  size_t content_length = 0;
+};
+
+// Parses a request head (request line and headers, without the blank line).
+std::optional<HttpRequest> ParseHead(absl::string_view head) {
+  std::vector<absl::string_view> lines = absl::StrSplit(head, '\n');
+  std::vector<absl::string_view> first =
+      absl::StrSplit(absl::StripSuffix(lines[0], "\r"), ' ', absl::SkipEmpty());
+  if (first.size() != 3 || !absl::StartsWith(first[2], "HTTP/1.")) {
+    return std::nullopt;
+  }
+  HttpRequest req;
+  req.method = std::string(first[0]);
+  req.target = std::string(first[1]);
+  bool http10 = first[2] == "HTTP/1.0";
+  bool keep_alive = false;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    absl::string_view line = absl::StripSuffix(lines[i], "\r");
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) continue;
+    absl::string_view name = absl::StripAsciiWhitespace(line.substr(0, colon));
+    absl::string_view value =
+        absl::StripAsciiWhitespace(line.substr(colon + 1));
+    if (absl::EqualsIgnoreCase(name, "connection")) {
+      for (absl::string_view token : absl::StrSplit(value, ',')) {
+        token = absl::StripAsciiWhitespace(token);
+        if (absl::EqualsIgnoreCase(token, "close")) req.close = true;
+        if (absl::EqualsIgnoreCase(token, "keep-alive")) keep_alive = true;
+      }
+    } else if (absl::EqualsIgnoreCase(name, "content-length")) {
+      if (!absl::SimpleAtoi(value, &req.content_length)) return std::nullopt;
+    } else if (absl::EqualsIgnoreCase(name, "transfer-encoding")) {
+      req.close = true;  // bodies are not read: end the connection after
+    }
+  }
+  if (http10 && !keep_alive) req.close = true;
+  return req;
+}
+
+// Blocking I/O on one accepted socket, with its read buffer.
+class Connection {
+ public:
+  explicit Connection(int fd) : fd_(fd) {}
+
+  // Reads the next request head. Sets `arrival` when its first line is in.
+  // Returns nullopt when the peer closed, on error, or on an oversized head
+  // (then `too_large` is set).
+  std::optional<std::string> ReadHead(absl::Time* arrival, bool* too_large) {
+    std::optional<absl::Time> first_line;
+    while (true) {
+      while (!buf_.empty() && (buf_[0] == '\r' || buf_[0] == '\n')) {
+        buf_.erase(0, 1);  // empty lines between requests
+      }
+      if (!first_line && buf_.find('\n') != std::string::npos) {
+        first_line = absl::Now();
+      }
+      size_t end = buf_.find("\r\n\r\n");
+      size_t sep = 4;
+      if (end == std::string::npos) {
+        end = buf_.find("\n\n");
+        sep = 2;
+      }
+      if (end != std::string::npos) {
+        std::string head = buf_.substr(0, end);
+        buf_.erase(0, end + sep);
+        *arrival = *first_line;
+        return head;
+      }
+      if (buf_.size() > kMaxHeadBytes) {
+        *too_large = true;
+        return std::nullopt;
+      }
+      if (!Fill()) return std::nullopt;
+    }
+  }
+
+  // Reads and drops `n` body bytes.
+  bool SkipBody(size_t n) {
+    while (buf_.size() < n) {
+      n -= buf_.size();
+      buf_.clear();
+      if (!Fill()) return false;
+    }
+    buf_.erase(0, n);
+    return true;
+  }
+
+  bool WriteAll(absl::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // Blocks until the peer closes (or the server shuts the socket down),
+  // discarding whatever arrives meanwhile.
+  void WaitForClose() {
+    while (Fill()) buf_.clear();
+  }
+
+ private:
+  bool Fill() {
+    char chunk[16 * 1024];
+    while (true) {
+      ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      buf_.append(chunk, static_cast<size_t>(n));
+      return true;
+    }
+  }
+
+  const int fd_;
+  std::string buf_;
+};
+
+// How a connection goes on after one request.
+enum class Disposition { kKeepOpen, kClose, kReset };
+
+}  // namespace
+
+absl::StatusOr<Step> Step::Parse(absl::string_view text) {
+  const absl::string_view raw = absl::StripAsciiWhitespace(text);
+  const std::string t = absl::AsciiStrToLower(raw);
+  Step step;
+  for (const auto& [kind, word] : kWordSteps) {
+    if (t == word) {
+      step.kind = kind;
+      return step;
+    }
+  }
+  if (absl::StartsWith(t, "429:")) {
+    step.kind = Kind::kTooManyRequests;
+    step.status = 429;
+    step.retry_after = std::string(absl::StripAsciiWhitespace(raw.substr(4)));
+    if (step.retry_after.empty()) {
+      return absl::InvalidArgumentError("429: needs a Retry-After value");
+    }
+    return step;
+  }
+  if (absl::StartsWith(t, "delay:")) {
+    step.kind = Kind::kDelay;
+    if (!absl::ParseDuration(t.substr(6), &step.delay) ||
+        step.delay < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad delay in step \"", raw, "\""));
+    }
+    return step;
+  }
+  if (t.size() == 3 && absl::SimpleAtoi(t, &step.status) &&
+      step.status >= 200 && step.status <= 599) {
+    step.kind = Kind::kStatus;
+    return step;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown step \"", raw,
+      "\" (want ok, NNN, 429:<Retry-After>, reset, hang, html, sparse, "
+      "truncated, empty or delay:<duration>)"));
+}
+
+absl::StatusOr<std::vector<Step>> Step::ParseList(absl::string_view text) {
+  std::vector<Step> steps;
+  for (absl::string_view piece :
+       absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    absl::StatusOr<Step> step = Parse(piece);
+    if (!step.ok()) {
+      // An HTTP date holds a comma ("429:Wed, 21 Oct 2015 07:28:00 GMT"):
+      // a piece that is no step goes on the preceding Retry-After.
+      if (!steps.empty() && steps.back().kind == Kind::kTooManyRequests) {
+        absl::StrAppend(&steps.back().retry_after, ",", piece);
+        continue;
+      }
+      return step.status();
+    }
+    steps.push_back(*std::move(step));
+  }
+  return steps;
+}
+
+// Threads: one accept loop, plus one thread per connection that reads a
+// request, answers it (or not, per the script) and loops while the connection
+// is kept alive. A finished connection thread is joined by the accept loop at
+// its next accept, the others by the destructor, which first shuts down every
+// open socket so that blocking reads, writes and hangs return at once.
+class FakeVpic::Impl {
+ public:
+  Impl(Options options, Answers answers)
+      : options_(std::move(options)), answers_(std::move(answers)) {}
+  ~Impl();
+
+  absl::Status Listen();
+  void StartAccepting() {
+    accept_thread_ = std::thread([this] { AcceptLoop(); });
+  }
+  int port() const { return port_; }
+  const Options& options() const { return options_; }
+
+  void Script(const std::string& vin, std::vector<Step> steps) {
+    absl::MutexLock lock(&mu_);
+    scripts_[vin] = std::deque<Step>(steps.begin(), steps.end());
+  }
+  void ScriptEveryVin(std::vector<Step> steps) {
+    absl::MutexLock lock(&mu_);
+    every_vin_ = std::move(steps);
+    every_vin_count_.clear();
+  }
+  std::vector<RequestRecord> Requests(
+      std::optional<absl::string_view> vin) const {
+    absl::MutexLock lock(&mu_);
+    if (!vin) return log_;
+    std::vector<RequestRecord> out;
+    for (const RequestRecord& r : log_) {
+      if (r.vin == *vin) out.push_back(r);
+    }
+    return out;
+  }
+  int TotalRequests() const {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(log_.size());
+  }
+  bool WaitForRequests(int n, absl::Duration timeout) const {
+    absl::MutexLock lock(&mu_);
+    auto arrived = [this, n]() {
+      mu_.AssertReaderHeld();
+      return static_cast<int>(log_.size()) >= n;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&arrived), timeout);
+  }
+  bool WaitUntilIdle(absl::Duration timeout) const {
+    absl::MutexLock lock(&mu_);
+    auto idle = [this]() {
+      mu_.AssertReaderHeld();
+      return active_ == 0;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
+  }
+  int MaxConcurrentRequests() const {
+    absl::MutexLock lock(&mu_);
+    return peak_;
+  }
+  int ActiveRequests() const {
+    absl::MutexLock lock(&mu_);
+    return active_;
+  }
+
+ private:
+  void AcceptLoop();
+  void ServeConnection(int fd, uint64_t id);
+  Disposition Handle(Connection& conn, const HttpRequest& req,
+                     absl::Time arrival);
+  Step NextStep(const std::string& vin) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits `d`; returns false when the server stopped meanwhile.
+  bool Pause(absl::Duration d);
+
+  const Options options_;
+  const Answers answers_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  int wake_fds_[2] = {-1, -1};  // a pipe that wakes the accept loop on stop
+  std::thread accept_thread_;
+  // Connection threads; touched by the accept loop, then by the destructor.
+  std::map<uint64_t, std::thread> conn_threads_;
+
+  // Protects the script, the request log, and the connection bookkeeping.
+  mutable absl::Mutex mu_;
+  std::unordered_map<std::string, std::deque<Step>> scripts_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<Step> every_vin_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, size_t> every_vin_count_ ABSL_GUARDED_BY(mu_);
+  std::vector<RequestRecord> log_ ABSL_GUARDED_BY(mu_);
+  int active_ ABSL_GUARDED_BY(mu_) = 0;
+  int peak_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<int> open_fds_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> finished_ ABSL_GUARDED_BY(mu_);  // threads to join
+
+  // Separate from mu_ so that waiting delays do not burden the hot mutex.
+  absl::Mutex stop_mu_;
+  bool stop_ ABSL_GUARDED_BY(stop_mu_) = false;
+};
+
+absl::Status FakeVpic::Impl::Listen() {
+  if (pipe2(wake_fds_, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string port = absl::StrCat(options_.port);
+  if (int rc = getaddrinfo(options_.host.c_str(), port.c_str(), &hints, &found);
+      rc != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("resolve ", options_.host, ": ", gai_strerror(rc)));
+  }
+  std::string error = "no address";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    int fd =
+        socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+        listen(fd, SOMAXCONN) == 0) {
+      listen_fd_ = fd;
+      break;
+    }
+    error = std::strerror(errno);
+    close(fd);
+  }
+  freeaddrinfo(found);
+  if (listen_fd_ < 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", options_.host, ":", options_.port, ": ", error));
+  }
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.ss_family == AF_INET6
+                    ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
+                    : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  return absl::OkStatus();
+}
+
+FakeVpic::Impl::~Impl() {
+  {
+    absl::MutexLock lock(&stop_mu_);
+    stop_ = true;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    // Wakes every blocking recv/send; each thread closes its own socket.
+    for (int fd : open_fds_) shutdown(fd, SHUT_RDWR);
+  }
+  if (wake_fds_[1] >= 0) {
+    ssize_t ignored = write(wake_fds_[1], "x", 1);
+    (void)ignored;
+  }
+  if (accept_thread_.joinable()) accept_thread_.join();
+  for (auto& [id, thread] : conn_threads_) thread.join();
+  if (listen_fd_ >= 0) close(listen_fd_);
+  for (int fd : wake_fds_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void FakeVpic::Impl::AcceptLoop() {
+  uint64_t next_id = 0;
+  while (true) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) return;
+    if (fds[1].revents != 0) return;  // stopping
+    if ((fds[0].revents & POLLIN) == 0) continue;
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    std::vector<uint64_t> finished;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) {
+        close(fd);
+        return;
+      }
+      open_fds_.insert(fd);
+      finished.swap(finished_);
+    }
+    for (uint64_t done : finished) {
+      conn_threads_[done].join();
+      conn_threads_.erase(done);
+    }
+    const uint64_t id = next_id++;
+    conn_threads_[id] =
+        std::thread([this, fd, id] { ServeConnection(fd, id); });
+  }
+}
+
+void FakeVpic::Impl::ServeConnection(int fd, uint64_t id) {
+  Connection conn(fd);
+  while (true) {
+    absl::Time arrival;
+    bool too_large = false;
+    std::optional<std::string> head = conn.ReadHead(&arrival, &too_large);
+    if (!head) {
+      if (too_large) conn.WriteAll(TextResponse(431, /*close=*/true));
+      break;
+    }
+    std::optional<HttpRequest> req = ParseHead(*head);
+    if (!req) {
+      conn.WriteAll(TextResponse(400, /*close=*/true));
+      break;
+    }
+    if (!conn.SkipBody(req->content_length)) break;
+    const Disposition disposition = Handle(conn, *req, arrival);
+    if (disposition == Disposition::kReset) {
+      linger reset{1, 0};  // close() then sends RST instead of FIN
+      setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    }
+    if (disposition != Disposition::kKeepOpen) {
+      absl::MutexLock lock(&mu_);
+      open_fds_.erase(fd);
+      close(fd);
+      fd = -1;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      --active_;  // answered, or its connection ended
+    }
+    if (fd < 0) break;
+  }
+  absl::MutexLock lock(&mu_);
+  if (fd >= 0) {
+    open_fds_.erase(fd);
+    close(fd);
+  }
+  finished_.push_back(id);
+}
+
+Step FakeVpic::Impl::NextStep(const std::string& vin) {
+  if (auto it = scripts_.find(vin); it != scripts_.end()) {
+    if (it->second.empty()) return Step{};
+    Step step = std::move(it->second.front());
+    it->second.pop_front();
+    return step;
+  }
+  if (!every_vin_.empty()) {
+    size_t& used = every_vin_count_[vin];
+    if (used < every_vin_.size()) return every_vin_[used++];
+  }
+  return Step{};
+}
+
+bool FakeVpic::Impl::Pause(absl::Duration d) {
+  absl::MutexLock lock(&stop_mu_);
+  if (d > absl::ZeroDuration()) {
+    stop_mu_.AwaitWithTimeout(absl::Condition(&stop_), d);
+  }
+  return !stop_;
+}
+
+Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
+                                   absl::Time arrival) {
+  RequestRecord record;
+  record.time = arrival;
+  record.target = req.target;
+  std::optional<DecodeTarget> decode;
+  if (req.method == "GET") decode = ParseDecodeTarget(req.target);
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    if (req.method != "GET") {
+      record.served = "405";
+    } else if (!decode) {
+      record.served = "404";
+    } else {
+      record.vin = decode->vin;
+      record.model_year = decode->model_year;
+      step = NextStep(decode->vin);
+      record.served = ServedName(step);
+    }
+    log_.push_back(record);
+    peak_ = std::max(peak_, ++active_);
+  }
+  if (options_.on_request) options_.on_request(record);
+
+  if (step.kind == Step::Kind::kHang) {
+    conn.WaitForClose();
+    return Disposition::kClose;
+  }
+  if (!Pause(options_.latency)) return Disposition::kClose;
+  const bool close_after = req.close;
+  std::string answer;
+  if (!decode) {
+    answer = req.method != "GET"
+                 ? TextResponse(405, close_after, "Allow: GET\r\n")
+                 : TextResponse(404, close_after);
+  } else {
+    constexpr absl::string_view kJson = "application/json; charset=utf-8";
+    const std::string& vin = decode->vin;
+    const int year = decode->model_year;
+    switch (step.kind) {
+      case Step::Kind::kStatus:
+        answer = TextResponse(step.status, close_after);
+        break;
+      case Step::Kind::kTooManyRequests:
+        answer = TextResponse(
+            429, close_after,
+            absl::StrCat("Retry-After: ", step.retry_after, "\r\n"));
+        break;
+      case Step::Kind::kReset:
+        return Disposition::kReset;
+      case Step::Kind::kHtml:
+        answer = HttpResponse(200, "text/html; charset=utf-8",
+                              Answers::MaintenancePage(), close_after);
+        break;
+      case Step::Kind::kSparse:
+        answer = HttpResponse(200, kJson, answers_.Sparse(vin), close_after);
+        break;
+      case Step::Kind::kTruncated:
+        answer = HttpResponse(200, kJson, answers_.Truncated(vin, year),
+                              close_after);
+        break;
+      case Step::Kind::kEmptyResults:
+        answer =
+            HttpResponse(200, kJson, answers_.EmptyResults(vin), close_after);
+        break;
+      case Step::Kind::kDelay:
+        if (!Pause(step.delay)) return Disposition::kClose;
+        [[fallthrough]];
+      case Step::Kind::kOk:
+      case Step::Kind::kHang:
+        answer =
+            HttpResponse(200, kJson, answers_.Normal(vin, year), close_after);
+        break;
+    }
+  }
+  if (!conn.WriteAll(answer)) return Disposition::kClose;
+  return close_after ? Disposition::kClose : Disposition::kKeepOpen;
+}
+
+absl::StatusOr<std::unique_ptr<FakeVpic>> FakeVpic::Start(Options options) {
+  absl::StatusOr<Answers> answers = Answers::Load(options.fixtures_dir);
+  if (!answers.ok()) return answers.status();
+  auto impl = std::make_unique<Impl>(std::move(options), *std::move(answers));
+  if (absl::Status s = impl->Listen(); !s.ok()) return s;
+  impl->StartAccepting();
+  return std::unique_ptr<FakeVpic>(new FakeVpic(std::move(impl)));
+}
+
+FakeVpic::FakeVpic(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FakeVpic::~FakeVpic() = default;
+
+int FakeVpic::port() const { return impl_->port(); }
+std::string FakeVpic::base_url() const {
+  return absl::StrCat("http://", impl_->options().host, ":", impl_->port(),
+                      "/api/vehicles");
+}
+void FakeVpic::Script(const std::string& vin, std::vector<Step> steps) {
+  impl_->Script(vin, std::move(steps));
+}
+void FakeVpic::ScriptEveryVin(std::vector<Step> steps) {
+  impl_->ScriptEveryVin(std::move(steps));
+}
+std::vector<RequestRecord> FakeVpic::Requests() const {
+  return impl_->Requests(std::nullopt);
+}
+std::vector<RequestRecord> FakeVpic::RequestsFor(absl::string_view vin) const {
+  return impl_->Requests(vin);
+}
+int FakeVpic::RequestCount(absl::string_view vin) const {
+  return static_cast<int>(impl_->Requests(vin).size());
+}
+int FakeVpic::TotalRequests() const { return impl_->TotalRequests(); }
+bool FakeVpic::WaitForRequests(int n, absl::Duration timeout) const {
+  return impl_->WaitForRequests(n, timeout);
+}
+bool FakeVpic::WaitUntilIdle(absl::Duration timeout) const {
+  return impl_->WaitUntilIdle(timeout);
+}
+int FakeVpic::MaxConcurrentRequests() const {
+  return impl_->MaxConcurrentRequests();
+}
+int FakeVpic::ActiveRequests() const { return impl_->ActiveRequests(); }
+
+}  // namespace fakevpic
