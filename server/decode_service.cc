@@ -71,4 +71,10 @@ grpc::ServerUnaryReactor* DecodeService::Decode(
   return new DecodeCall(engine_, context, request, response);
 }
 
+grpc::ServerBidiReactor<vin::v1::DecodeBatchRequest,
+                        vin::v1::DecodeBatchResponse>*
+DecodeService::DecodeBatch(grpc::CallbackServerContext* context) {
+  return new BatchCall(engine_, context, batch_window_, &batch_counters_);
+}
+
 }  // namespace server

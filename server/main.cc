@@ -35,6 +35,9 @@ ABSL_FLAG(absl::Duration, cache_ttl, absl::Hours(24),
 ABSL_FLAG(int64_t, max_pending, 1000000,
           "decodes waiting at once, all callers together; beyond it, callers "
           "get RESOURCE_EXHAUSTED / OVERLOADED");
+ABSL_FLAG(int, batch_window, 256,
+          "items of one DecodeBatch stream in progress at once; the server "
+          "reads no further while the window is full (backpressure)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long work in progress may finish");
 ABSL_FLAG(std::string, log_level, "info",
@@ -90,6 +93,7 @@ int main(int argc, char** argv) {
   LogObserver observer;
   server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.batch_window = absl::GetFlag(FLAGS_batch_window);
   engine::EngineOptions& e = options.engine;
   e.vpic_base_url = absl::GetFlag(FLAGS_vpic_base_url);
   e.retry_base = absl::GetFlag(FLAGS_retry_base);

@@ -17,7 +17,11 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   auto engine = engine::Engine::Create(options.engine);
   if (!engine.ok()) return engine.status();
   s->engine_ = *std::move(engine);
-  s->decode_ = std::make_unique<DecodeService>(s->engine_.get());
+  if (options.batch_window < 1) {
+    return absl::InvalidArgumentError("batch window must be at least 1");
+  }
+  s->decode_ =
+      std::make_unique<DecodeService>(s->engine_.get(), options.batch_window);
   s->health_ = std::make_unique<HealthService>();
 
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

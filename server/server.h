@@ -19,6 +19,9 @@ namespace server {
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // port 0 picks a free port
   engine::EngineOptions engine;
+  // Items of one DecodeBatch stream in progress at once; beyond it the
+  // server stops reading the stream until an item's last event is written.
+  int batch_window = 256;
   // Larger requests are refused by gRPC with RESOURCE_EXHAUSTED.
   int max_receive_message_bytes = 64 * 1024;
 };
@@ -33,6 +36,9 @@ class VinServer {
   // The bound port (useful with port 0).
   int port() const { return port_; }
   engine::Engine& engine() { return *engine_; }
+  const BatchCounters& batch_counters() const {
+    return decode_->batch_counters();
+  }
 
   // Stops accepting calls and reports NOT_SERVING; lets calls in progress
   // finish for up to `grace`; then fails what remains (SHUTTING_DOWN /

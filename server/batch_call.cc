@@ -1,0 +1,269 @@
+#include "server/batch_call.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "server/decode_service.h"
+#include "server/proto_mapping.h"
+#include "server/status_mapping.h"
+#include "vin/vin.h"
+
+namespace server {
+namespace {
+
+using vin::v1::DecodeBatchResponse;
+
+// Events carry the normalised VIN, or the input as sent when it cannot be
+// shown normalised (non-printable or non-ASCII bytes).
+std::string ShownVin(const std::string& input) {
+  std::string normalised = vin::Normalize(input);
+  for (char c : normalised) {
+    if (!absl::ascii_isprint(static_cast<unsigned char>(c))) return input;
+  }
+  return normalised;
+}
+
+void RaisePeak(std::atomic<int64_t>& peak, int64_t value) {
+  int64_t seen = peak.load();
+  while (value > seen && !peak.compare_exchange_weak(seen, value)) {
+  }
+}
+
+}  // namespace
+
+// One batch item: a waiter of the engine that turns its events into
+// responses. Each callback ends by handing its response to the call, which
+// deletes the item on its terminal event; nothing follows that hand-off.
+class BatchCall::Item final : public engine::DecodeListener {
+ public:
+  Item(BatchCall* call, std::string request_id, std::string vin)
+      : call_(call), request_id_(std::move(request_id)), vin_(std::move(vin)) {}
+
+  void OnQueued(bool coalesced) override {
+    DecodeBatchResponse r = Base();
+    r.mutable_queued()->set_coalesced(coalesced);
+    call_->Emit(this, std::move(r), false);
+  }
+  void OnRetrying(const engine::Retrying& retrying) override {
+    DecodeBatchResponse r = Base();
+    ToProto(retrying, r.mutable_retrying());
+    call_->Emit(this, std::move(r), false);
+  }
+  void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
+    DecodeBatchResponse r = Base();
+    ToProto(*result, r.mutable_done()->mutable_result());
+    call_->Emit(this, std::move(r), true);
+  }
+  void OnFailed(const engine::Failure& failure) override {
+    DecodeBatchResponse r = Base();
+    ToProto(failure, r.mutable_failed());
+    call_->Emit(this, std::move(r), true);
+  }
+
+  engine::Engine::WaiterId waiter = 0;  // guarded by the call's mu_
+
+ private:
+  DecodeBatchResponse Base() const {
+    DecodeBatchResponse r;
+    r.set_request_id(request_id_);
+    r.set_vin(vin_);
+    return r;
+  }
+
+  BatchCall* const call_;
+  const std::string request_id_;
+  const std::string vin_;
+};
+
+BatchCall::BatchCall(engine::Engine* engine,
+                     grpc::CallbackServerContext* context, int window,
+                     BatchCounters* counters)
+    : engine_(engine),
+      deadline_(DeadlineOf(context)),
+      window_(window),
+      counters_(counters) {
+  counters_->streams.fetch_add(1);
+  Actions a;
+  {
+    absl::MutexLock lock(&mu_);
+    a = NextActionsLocked();
+  }
+  Run(a);
+}
+
+void BatchCall::OnReadDone(bool ok) {
+  // Take the request out before anything can start the next read into it.
+  vin::v1::DecodeBatchRequest request = std::move(request_);
+  uint64_t index = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    reading_ = false;
+    if (!ok) {
+      read_done_ = true;
+    } else {
+      index = next_index_++;
+      ++outstanding_;  // reserve the item's place in the window
+      RaisePeak(counters_->peak_stream_outstanding, outstanding_);
+    }
+  }
+  if (ok) {
+    counters_->items_read.fetch_add(1);
+    counters_->items_outstanding.fetch_add(1);
+    Admit(request, index);
+  }
+  Actions a;
+  {
+    absl::MutexLock lock(&mu_);
+    a = NextActionsLocked();
+  }
+  Run(a);
+}
+
+void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
+                      uint64_t index) {
+  std::string request_id = request.request_id().empty()
+                               ? absl::StrCat("#", index)
+                               : request.request_id();
+  auto owned = std::make_unique<Item>(this, std::move(request_id),
+                                      ShownVin(request.vin()));
+  Item* item = owned.get();
+  {
+    absl::MutexLock lock(&mu_);
+    items_.emplace(item, std::move(owned));
+  }
+  if (request.source_preference() == vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY) {
+    item->OnFailed({engine::FailureReason::kUpstreamRejected,
+                    "no offline vPIC snapshot is loaded on this server; use "
+                    "SOURCE_PREFERENCE_LIVE_ONLY",
+                    false});
+    return;
+  }
+  engine::DecodeRequest r = FromProto(request.vin(), request.model_year(),
+                                      request.check_digit_policy());
+  r.deadline = deadline_;
+  r.stagger = true;
+  auto id = engine_->Submit(r, item);
+  if (!id.ok()) {
+    const engine::FailureReason reason = FailureReasonOf(id.status());
+    if (reason == engine::FailureReason::kShuttingDown) {
+      absl::MutexLock lock(&mu_);
+      refusing_ = true;  // read no more items
+    }
+    item->OnFailed({reason, std::string(id.status().message()),
+                    reason != engine::FailureReason::kInvalidVin});
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  // The item may already be answered (and gone), e.g. from the cache. Only
+  // this thread creates items, so its address cannot have been reused.
+  auto it = items_.find(item);
+  if (it == items_.end()) return;
+  item->waiter = *id;
+  if (cancelled_) engine_->Cancel(*id);
+}
+
+void BatchCall::Emit(Item* item, DecodeBatchResponse response, bool terminal) {
+  Actions a;
+  {
+    absl::MutexLock lock(&mu_);
+    if (terminal) items_.erase(item);  // deletes the caller; see Item
+    if (cancelled_) {
+      if (terminal) RetireLocked();  // nobody to tell
+    } else {
+      queue_.push_back({std::move(response), terminal});
+    }
+    a = NextActionsLocked();
+  }
+  Run(a);
+}
+
+void BatchCall::OnWriteDone(bool ok) {
+  Actions a;
+  {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    if (queue_.front().terminal) RetireLocked();
+    queue_.pop_front();
+    if (!ok && !cancelled_) {
+      cancelled_ = true;  // the client is gone
+      CancelAllLocked();
+    }
+    a = NextActionsLocked();
+  }
+  Run(a);
+}
+
+void BatchCall::OnCancel() {
+  Actions a;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!cancelled_) {
+      cancelled_ = true;
+      CancelAllLocked();
+    }
+    a = NextActionsLocked();
+  }
+  Run(a);
+}
+
+void BatchCall::OnDone() {
+  counters_->streams.fetch_sub(1);
+  delete this;
+}
+
+// Every item still waiting leaves its flight (and gets CANCELLED, dropped);
+// queued events nobody will read are dropped, except the one being written.
+void BatchCall::CancelAllLocked() {
+  for (const auto& [ptr, item] : items_) {
+    if (item->waiter != 0) engine_->Cancel(item->waiter);
+  }
+  const size_t keep = writing_ ? 1 : 0;
+  while (queue_.size() > keep) {
+    if (queue_.back().terminal) RetireLocked();
+    queue_.pop_back();
+  }
+}
+
+void BatchCall::RetireLocked() {
+  --outstanding_;
+  counters_->items_outstanding.fetch_sub(1);
+}
+
+BatchCall::Actions BatchCall::NextActionsLocked() {
+  Actions a;
+  if (finished_) return a;
+  if (!writing_ && !queue_.empty() && !cancelled_) {
+    writing_ = true;
+    a.write = &queue_.front().response;
+  }
+  if (!reading_ && !read_done_ && !cancelled_ && !refusing_ &&
+      outstanding_ < window_) {
+    reading_ = true;
+    a.read = true;
+  }
+  const bool no_more_input = read_done_ || cancelled_ || refusing_;
+  if (no_more_input && !writing_ && !reading_ && outstanding_ == 0 &&
+      queue_.empty()) {
+    finished_ = true;
+    if (cancelled_) {
+      a.finish = grpc::Status::CANCELLED;
+    } else if (refusing_ && !read_done_) {
+      a.finish = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                              "the server is shutting down; items after the "
+                              "last one answered were not read");
+    } else {
+      a.finish = grpc::Status::OK;
+    }
+  }
+  return a;
+}
+
+// Finish comes last: after it, the call may be deleted at any moment.
+void BatchCall::Run(const Actions& a) {
+  if (a.write != nullptr) StartWrite(a.write);
+  if (a.read) StartRead(&request_);
+  if (a.finish) Finish(*a.finish);
+}
+
+}  // namespace server

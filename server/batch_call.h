@@ -1,0 +1,94 @@
+// One DecodeBatch stream: a bidirectional reactor on gRPC's callback API.
+//
+// Each request read becomes an item, a waiter of the engine. Its events
+// (QUEUED, RETRYING..., DONE or FAILED) are queued and written one at a time.
+// At most `window` items are outstanding (read but terminal event not yet
+// written); while the window is full the reactor does not read, so gRPC flow
+// control pushes back on the sender and memory stays bounded.
+//
+// Thread model: gRPC reactions and engine events (on the engine's loop) both
+// enter through methods that take `mu_`; gRPC operations (StartRead,
+// StartWrite, Finish) are started after `mu_` is released. The call deletes
+// itself in OnDone.
+#ifndef VIN_SERVER_BATCH_CALL_H_
+#define VIN_SERVER_BATCH_CALL_H_
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/optional.h"
+#include "engine/engine.h"
+#include "vin/v1/vin.pb.h"
+
+namespace server {
+
+// Counters shared by every stream of a service, for operators and tests.
+struct BatchCounters {
+  std::atomic<int64_t> streams{0};
+  std::atomic<int64_t> items_read{0};
+  std::atomic<int64_t> items_outstanding{0};  // all streams together
+  std::atomic<int64_t> peak_stream_outstanding{0};  // largest of one stream
+};
+
+class BatchCall final
+    : public grpc::ServerBidiReactor<vin::v1::DecodeBatchRequest,
+                                     vin::v1::DecodeBatchResponse> {
+ public:
+  BatchCall(engine::Engine* engine, grpc::CallbackServerContext* context,
+            int window, BatchCounters* counters);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  class Item;
+  struct Pending {
+    vin::v1::DecodeBatchResponse response;
+    bool terminal = false;
+  };
+  // gRPC operations decided under the lock, started after it is released.
+  struct Actions {
+    const vin::v1::DecodeBatchResponse* write = nullptr;
+    bool read = false;
+    absl::optional<grpc::Status> finish;
+  };
+
+  void Admit(const vin::v1::DecodeBatchRequest& request, uint64_t index);
+  // Queues an item's event; a terminal event also retires the item.
+  void Emit(Item* item, vin::v1::DecodeBatchResponse response, bool terminal);
+  void CancelAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RetireLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Actions NextActionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Run(const Actions& actions);
+
+  engine::Engine* const engine_;
+  const absl::Time deadline_;
+  const int window_;
+  BatchCounters* const counters_;
+  vin::v1::DecodeBatchRequest request_;  // the read buffer; one read at a time
+
+  absl::Mutex mu_;  // protects everything below
+  uint64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;
+  int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  bool read_done_ ABSL_GUARDED_BY(mu_) = false;   // client half-closed
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;   // client gone
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool refusing_ ABSL_GUARDED_BY(mu_) = false;    // engine shutting down
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Item*, std::unique_ptr<Item>> items_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace server
+
+#endif  // VIN_SERVER_BATCH_CALL_H_

@@ -1,0 +1,334 @@
+// DecodeBatch through real gRPC on loopback, against the fake vPIC.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/batch_session.h"
+#include "testing/server_fixture.h"
+#include "testing/vin_gen.h"
+
+namespace {
+
+using testing::HasSubstr;
+using testing_util::BatchOutcome;
+using testing_util::Item;
+using testing_util::RunBatch;
+using testing_util::ValidVin;
+using vin::v1::DecodeBatchRequest;
+using vin::v1::DecodeBatchResponse;
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr int kBigStream = 20000;  // sanitizers run 5-15x slower
+#else
+constexpr int kBigStream = 100000;
+#endif
+
+constexpr char kHonda[] = "1HGCM82633A004352";
+
+// Checks the per-item event contract and returns the events by request id.
+std::map<std::string, std::vector<DecodeBatchResponse>> CheckContract(
+    const BatchOutcome& out, size_t items) {
+  std::map<std::string, std::vector<DecodeBatchResponse>> by_id;
+  for (const auto& e : out.events) by_id[e.request_id()].push_back(e);
+  EXPECT_EQ(by_id.size(), items) << "every item is answered";
+  for (const auto& [id, events] : by_id) {
+    int terminals = 0;
+    for (size_t i = 0; i < events.size(); ++i) {
+      const auto& e = events[i];
+      const bool terminal = e.has_done() || e.has_failed();
+      terminals += terminal;
+      if (terminal) {
+        EXPECT_EQ(i, events.size() - 1) << id << ": terminal event is last";
+      }
+      if (e.has_queued()) EXPECT_EQ(i, 0u) << id << ": QUEUED comes first";
+      if (e.has_retrying()) {
+        EXPECT_TRUE(events[0].has_queued()) << id;
+      }
+      if (e.has_failed() && events.size() > 1) {
+        EXPECT_TRUE(events[0].has_queued()) << id;
+      }
+    }
+    EXPECT_EQ(terminals, 1) << id << ": exactly one terminal event";
+  }
+  return by_id;
+}
+
+class DecodeBatchTest : public testing_util::ServerFixture {};
+
+TEST_F(DecodeBatchTest, TenThousandItemsWithDuplicatesAndInvalidVins) {
+  StartServer();
+  std::vector<DecodeBatchRequest> requests;
+  absl::flat_hash_set<std::string> distinct_valid;
+  int invalid = 0;
+  for (int i = 0; i < 10000; ++i) {
+    std::string vin;
+    if (i % 10 == 7) {
+      vin = "1HGCM82643A004352";  // wrong check digit
+      ++invalid;
+    } else if (i % 10 == 9) {
+      vin = ValidVin(i % 50);  // repeats within the stream
+      distinct_valid.insert(vin);
+    } else {
+      vin = ValidVin(1000 + i);
+      distinct_valid.insert(vin);
+    }
+    requests.push_back(Item(vin, absl::StrCat("row-", i)));
+  }
+  BatchOutcome out = RunBatch(stub_.get(), requests);
+  ASSERT_TRUE(out.status.ok()) << out.status.error_message();
+  auto by_id = CheckContract(out, requests.size());
+  int done = 0, failed_invalid = 0;
+  for (const auto& [id, events] : by_id) {
+    const auto& last = events.back();
+    if (last.has_done()) {
+      ++done;
+      EXPECT_EQ(last.done().result().vehicle().make(), "HONDA");
+    } else {
+      EXPECT_EQ(last.failed().reason(), vin::v1::FAILURE_REASON_INVALID_VIN);
+      EXPECT_THAT(last.failed().message(), HasSubstr("check digit"));
+      EXPECT_EQ(events.size(), 1u) << "rejected locally: FAILED at once";
+      ++failed_invalid;
+    }
+  }
+  EXPECT_EQ(failed_invalid, invalid);
+  EXPECT_EQ(done, 10000 - invalid);
+  EXPECT_EQ(fake_->TotalRequests(), static_cast<int>(distinct_valid.size()))
+      << "one upstream request per distinct valid VIN";
+}
+
+TEST_F(DecodeBatchTest, DefaultRequestIdIsThePosition) {
+  StartServer();
+  BatchOutcome out =
+      RunBatch(stub_.get(), {Item("  1ftmw1t88mfa00001 "), Item("bad vin"),
+                             Item("", "mine")});
+  ASSERT_TRUE(out.status.ok());
+  auto by_id = CheckContract(out, 3);
+  ASSERT_EQ(by_id.count("#0"), 1u);
+  EXPECT_EQ(by_id["#0"].back().vin(), "1FTMW1T88MFA00001") << "normalised";
+  EXPECT_EQ(by_id["#0"].back().done().result().vehicle().model(), "F-150");
+  ASSERT_EQ(by_id.count("#1"), 1u);
+  EXPECT_EQ(by_id["#1"].back().failed().reason(),
+            vin::v1::FAILURE_REASON_INVALID_VIN);
+  ASSERT_EQ(by_id.count("mine"), 1u);
+  EXPECT_THAT(by_id["mine"].back().failed().message(), HasSubstr("empty"));
+}
+
+TEST_F(DecodeBatchTest, MalformedItemsFailAloneAndNothingIsLost) {
+  StartServer();
+  const std::string non_ascii = "1HGCM82633A00435\xC3\x89";
+  BatchOutcome out = RunBatch(
+      stub_.get(),
+      {Item(non_ascii, "utf8"), Item("", "empty"), Item(kHonda, "good"),
+       Item(std::string(5000, 'A'), "long")});
+  ASSERT_TRUE(out.status.ok()) << out.status.error_message();
+  auto by_id = CheckContract(out, 4);
+  EXPECT_EQ(by_id["utf8"].back().vin(), non_ascii) << "echoed as sent";
+  EXPECT_THAT(by_id["utf8"].back().failed().message(), HasSubstr("non-ASCII"));
+  EXPECT_THAT(by_id["long"].back().failed().message(),
+              HasSubstr("17 characters"));
+  EXPECT_TRUE(by_id["good"].back().has_done());
+}
+
+TEST_F(DecodeBatchTest, OversizedMessageEndsTheStreamWithAClearStatus) {
+  StartServer();
+  DecodeBatchRequest huge = Item(kHonda, std::string(100 * 1024, 'x'));
+  BatchOutcome out = RunBatch(stub_.get(), {huge});
+  EXPECT_EQ(out.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(out.status.error_message(), HasSubstr("larger than max"));
+  // The server is fine afterwards.
+  vin::v1::DecodeResponse resp;
+  EXPECT_TRUE(Decode(kHonda, &resp).ok());
+}
+
+TEST_F(DecodeBatchTest, OutageRetriesSpreadOutThenSucceed) {
+  server::ServerOptions o = Defaults();
+  o.engine.retry_base = absl::Milliseconds(50);
+  o.engine.retry_cap = absl::Seconds(3);
+  o.engine.max_attempts = 5;
+  StartServer(o);
+  auto steps = fakevpic::Step::ParseList("503,503,503,ok");
+  ASSERT_TRUE(steps.ok());
+  fake_->ScriptEveryVin(*steps);
+  constexpr int kItems = 100;
+  std::vector<DecodeBatchRequest> requests;
+  for (int i = 0; i < kItems; ++i) requests.push_back(Item(ValidVin(i)));
+  BatchOutcome out = RunBatch(stub_.get(), requests);
+  ASSERT_TRUE(out.status.ok());
+  auto by_id = CheckContract(out, kItems);
+  std::vector<double> mean_delay_ms(3, 0);
+  std::set<int64_t> first_delays;
+  for (const auto& [id, events] : by_id) {
+    ASSERT_EQ(events.size(), 5u) << id;  // QUEUED, 3 x RETRYING, DONE
+    ASSERT_TRUE(events.back().has_done()) << id;
+    EXPECT_EQ(events.back().done().result().attempts(), 4);
+    for (int k = 0; k < 3; ++k) {
+      const auto& r = events[1 + k].retrying();
+      EXPECT_EQ(r.attempt(), k + 1);
+      EXPECT_EQ(r.error().http_status(), 503);
+      const double ms = r.next_delay().seconds() * 1e3 + r.next_delay().nanos() / 1e6;
+      EXPECT_GE(ms, 50.0);
+      EXPECT_LE(ms, 3000.0);
+      mean_delay_ms[k] += ms / kItems;
+      if (k == 0) first_delays.insert(r.next_delay().nanos());
+    }
+  }
+  // Decorrelated jitter: delays differ between items and grow on average.
+  EXPECT_GT(first_delays.size(), kItems * 9 / 10u);
+  EXPECT_LT(mean_delay_ms[0], mean_delay_ms[1]);
+  EXPECT_LT(mean_delay_ms[1], mean_delay_ms[2]);
+  // In the fake's log, the first retries do not arrive together.
+  std::vector<absl::Time> first_retries;
+  absl::flat_hash_map<std::string, int> seen;
+  for (const auto& r : fake_->Requests()) {
+    if (++seen[r.vin] == 2) first_retries.push_back(r.time);
+  }
+  ASSERT_EQ(first_retries.size(), static_cast<size_t>(kItems));
+  std::sort(first_retries.begin(), first_retries.end());
+  EXPECT_GE(first_retries.back() - first_retries.front(),
+            absl::Milliseconds(50));
+  size_t densest = 0;
+  for (size_t i = 0, j = 0; i < first_retries.size(); ++i) {
+    while (first_retries[i] - first_retries[j] > absl::Milliseconds(10)) ++j;
+    densest = std::max(densest, i - j + 1);
+  }
+  EXPECT_LT(densest, static_cast<size_t>(kItems / 4))
+      << "no stampede: at most a quarter of the retries within 10 ms";
+}
+
+TEST_F(DecodeBatchTest, SlowReaderNeverHasMoreThanTheWindowInProgress) {
+  server::ServerOptions o = Defaults();
+  o.batch_window = 64;
+  StartServer(o);
+  std::vector<DecodeBatchRequest> requests;
+  for (int i = 0; i < kBigStream; ++i) {
+    requests.push_back(Item(ValidVin(i % 2000)));
+  }
+  int64_t read = 0;
+  BatchOutcome out = RunBatch(stub_.get(), requests,
+                              [&](const DecodeBatchResponse&) {
+                                // A slow consumer, not synchronisation.
+                                if (++read % 2000 == 0) {
+                                  std::this_thread::sleep_for(
+                                      std::chrono::milliseconds(20));
+                                }
+                              });
+  ASSERT_TRUE(out.status.ok()) << out.status.error_message();
+  int terminals = 0;
+  for (const auto& e : out.events) terminals += e.has_done() || e.has_failed();
+  EXPECT_EQ(terminals, kBigStream);
+  const auto& c = server_->batch_counters();
+  EXPECT_EQ(c.items_read.load(), kBigStream);
+  EXPECT_LE(c.peak_stream_outstanding.load(), 64);
+  EXPECT_GE(c.peak_stream_outstanding.load(), 2);
+  EXPECT_EQ(c.items_outstanding.load(), 0);
+  EXPECT_EQ(fake_->TotalRequests(), 2000);
+}
+
+TEST_F(DecodeBatchTest, CancelMidStreamStopsItsFlights) {
+  StartServer();
+  std::vector<DecodeBatchRequest> requests;
+  for (int i = 0; i < 20; ++i) {
+    const std::string vin = ValidVin(i);
+    Script(vin, "hang,ok");
+    requests.push_back(Item(vin));
+  }
+  grpc::ClientContext* ctx = nullptr;
+  int queued = 0;
+  BatchOutcome out = RunBatch(
+      stub_.get(), requests,
+      [&](const DecodeBatchResponse& e) {
+        if (e.has_queued() && ++queued == 20) {
+          // Every item is waiting on a hanging upstream request.
+          ASSERT_TRUE(fake_->WaitForRequests(8, absl::Seconds(10)));
+          ctx->TryCancel();
+        }
+      },
+      [&](grpc::ClientContext* c) { ctx = c; });
+  EXPECT_EQ(out.status.error_code(), grpc::StatusCode::CANCELLED);
+  ASSERT_TRUE(server_->engine().WaitForStats(
+      [](const engine::EngineStats& s) {
+        return s.flights == 0 && s.waiters == 0 && s.pending_wakeups == 0 &&
+               s.upstream_active == 0;
+      },
+      absl::Seconds(10)));
+  const int requests_made = fake_->TotalRequests();
+  EXPECT_LE(requests_made, 20);
+  EXPECT_EQ(server_->batch_counters().items_outstanding.load(), 0);
+  // The server keeps serving; with no flight left nothing else went upstream.
+  vin::v1::DecodeResponse resp;
+  ASSERT_TRUE(Decode(kHonda, &resp).ok());
+  EXPECT_EQ(fake_->TotalRequests(), requests_made + 1);
+}
+
+TEST_F(DecodeBatchTest, UnaryCallAndBatchItemShareOneFlight) {
+  StartServer();
+  Script(kHonda, "delay:1s");
+  grpc::Status unary_status;
+  vin::v1::DecodeResponse unary;
+  std::thread unary_caller;
+  BatchOutcome out = RunBatch(
+      stub_.get(), {Item(kHonda, "batch")},
+      [&](const DecodeBatchResponse& e) {
+        if (e.has_queued()) {
+          // The batch item's flight is running: now the unary call joins.
+          unary_caller = std::thread(
+              [&] { unary_status = Decode(kHonda, &unary); });
+          ASSERT_TRUE(server_->engine().WaitForStats(
+              [](const engine::EngineStats& s) { return s.waiters == 2; },
+              absl::Seconds(10)));
+        }
+      });
+  unary_caller.join();
+  ASSERT_TRUE(out.status.ok());
+  ASSERT_TRUE(unary_status.ok()) << unary_status.error_message();
+  ASSERT_TRUE(out.events.back().has_done());
+  EXPECT_EQ(out.events.back().done().result().vehicle().make(),
+            unary.result().vehicle().make());
+  EXPECT_EQ(out.events.back().done().result().decode_time().seconds(),
+            unary.result().decode_time().seconds());
+  EXPECT_EQ(fake_->RequestCount(kHonda), 1);
+}
+
+TEST_F(DecodeBatchTest, DuplicatesInOneStreamAreCoalesced) {
+  StartServer();
+  Script(kHonda, "delay:500ms");
+  BatchOutcome out = RunBatch(stub_.get(), {Item(kHonda, "a"),
+                                            Item(kHonda, "b")});
+  ASSERT_TRUE(out.status.ok());
+  auto by_id = CheckContract(out, 2);
+  EXPECT_FALSE(by_id["a"][0].queued().coalesced());
+  EXPECT_TRUE(by_id["b"][0].queued().coalesced());
+  EXPECT_TRUE(by_id["a"].back().has_done());
+  EXPECT_TRUE(by_id["b"].back().has_done());
+  EXPECT_EQ(fake_->RequestCount(kHonda), 1);
+}
+
+TEST_F(DecodeBatchTest, ShutdownFailsPendingItemsRetryable) {
+  StartServer();
+  Script(kHonda, "hang");
+  std::thread stopper;
+  BatchOutcome out = RunBatch(
+      stub_.get(), {Item(kHonda, "pending")},
+      [&](const DecodeBatchResponse& e) {
+        if (e.has_queued()) {
+          ASSERT_TRUE(fake_->WaitForRequests(1, absl::Seconds(10)));
+          stopper = std::thread(
+              [&] { server_->Shutdown(absl::Milliseconds(100)); });
+        }
+      });
+  stopper.join();
+  ASSERT_FALSE(out.events.empty());
+  const auto& last = out.events.back();
+  ASSERT_TRUE(last.has_failed());
+  EXPECT_EQ(last.failed().reason(), vin::v1::FAILURE_REASON_SHUTTING_DOWN);
+  EXPECT_TRUE(last.failed().retryable());
+}
+
+}  // namespace
