@@ -202,6 +202,33 @@ TEST_F(DecodeBatchTest, OutageRetriesSpreadOutThenSucceed) {
       << "no stampede: at most a quarter of the retries within 10 ms";
 }
 
+TEST_F(DecodeBatchTest, FirstAttemptsOfABurstAreStaggered) {
+  server::ServerOptions o = Defaults();
+  o.engine.retry_base = absl::Milliseconds(300);
+  o.engine.max_upstream_concurrency = 100;  // only the stagger spreads them
+  StartServer(o);
+  constexpr int kItems = 60;
+  std::vector<DecodeBatchRequest> requests;
+  for (int i = 0; i < kItems; ++i) requests.push_back(Item(ValidVin(i)));
+  const absl::Time start = absl::Now();
+  BatchOutcome out = RunBatch(stub_.get(), requests);
+  ASSERT_TRUE(out.status.ok());
+  CheckContract(out, kItems);
+  std::vector<absl::Time> firsts;
+  for (const auto& r : fake_->Requests()) firsts.push_back(r.time);
+  ASSERT_EQ(firsts.size(), static_cast<size_t>(kItems));
+  std::sort(firsts.begin(), firsts.end());
+  // Spread over [0, base): not one burst, and none before the stream began.
+  EXPECT_GE(firsts.front(), start);
+  EXPECT_GE(firsts.back() - firsts.front(), absl::Milliseconds(100));
+  size_t densest = 0;
+  for (size_t i = 0, j = 0; i < firsts.size(); ++i) {
+    while (firsts[i] - firsts[j] > absl::Milliseconds(10)) ++j;
+    densest = std::max(densest, i - j + 1);
+  }
+  EXPECT_LT(densest, static_cast<size_t>(kItems / 3));
+}
+
 TEST_F(DecodeBatchTest, SlowReaderNeverHasMoreThanTheWindowInProgress) {
   server::ServerOptions o = Defaults();
   o.batch_window = 64;

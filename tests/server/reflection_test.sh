@@ -5,29 +5,11 @@
 set -euo pipefail
 server_bin=$1 fake_bin=$2 buf=$3
 work=$(mktemp -d)
-cleanup() {
-  kill "${server_pid:-}" "${fake_pid:-}" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/../testing/procs.sh"
+trap 'stop_procs; rm -rf "$work"' EXIT
 
-# Waits up to 20 s for a line matching $2 in file $1 and prints it.
-await_line() {
-  for _ in $(seq 200); do
-    if line=$(grep -m1 -E "$2" "$1" 2>/dev/null); then echo "$line"; return 0; fi
-    sleep 0.1
-  done
-  echo "timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; return 1
-}
-
-"$fake_bin" --port=0 >"$work/fake.log" 2>&1 &
-fake_pid=$!
-vpic_url=$(await_line "$work/fake.log" 'listening on' | grep -oE 'http://[^ ]+')
-
-"$server_bin" --listen=127.0.0.1:0 --vpic_base_url="$vpic_url" >"$work/server.log" 2>&1 &
-server_pid=$!
-port=$(await_line "$work/server.log" 'listening on' | sed -E 's/.*\(port ([0-9]+)\).*/\1/')
+start_fake "$fake_bin" "$work/fake.log"
+start_server "$server_bin" "$work/server.log"
 url="http://127.0.0.1:$port"
 curl_args=(--protocol grpc --http2-prior-knowledge)
 
@@ -60,9 +42,21 @@ echo "$invalid"
 grep -q 'invalid_argument' <<<"$invalid" || fail "invalid VIN is not INVALID_ARGUMENT"
 grep -q 'check digit' <<<"$invalid" || fail "the error does not name the check digit"
 
+# DecodeBatch streaming, as in the README.
+streamed=$(printf '%s\n' '{"vin":"1FTMW1T88MFA00001","request_id":"stock-17"}' \
+                          '{"vin":"1HGCM82643A004352"}' '{"vin":"1HGCM82633A004352"}' |
+  "$buf" curl "${curl_args[@]}" -d @- "$url/vin.v1.VinDecoderService/DecodeBatch")
+echo "$streamed"
+[ "$(grep -c '"queued"' <<<"$streamed")" -eq 2 ] || fail "expected 2 queued events"
+[ "$(grep -c '"done"' <<<"$streamed")" -eq 2 ] || fail "expected 2 done events"
+grep -q '"FAILURE_REASON_INVALID_VIN"' <<<"$streamed" || fail "invalid item not failed"
+grep -q '"requestId": "#1"' <<<"$streamed" || fail "default request id not #1"
+grep -q '"requestId": "stock-17"' <<<"$streamed" || fail "request id not echoed"
+
 # SIGTERM: clean exit 0.
 kill -TERM "$server_pid"
-wait "$server_pid"; rc=$?
+rc=0
+wait "$server_pid" || rc=$?
 server_pid=
 [ "$rc" -eq 0 ] || fail "vin-server exited $rc on SIGTERM"
-echo "reflection, health, decode and SIGTERM behave as a terminal user expects"
+echo "reflection, health, decode, streaming and SIGTERM behave as a terminal user expects"

@@ -1,0 +1,40 @@
+# Shell helpers for scripts that run fake-vpic and vin-server as processes
+# on loopback (sourced by tests/server/reflection_test.sh and bench/).
+# They set globals: fake_pid, vpic_url, server_pid, port. The caller's EXIT
+# trap should call stop_procs.
+
+# await_line FILE REGEX: waits up to 20 s for a matching line; prints it.
+await_line() {
+  local line
+  for _ in $(seq 200); do
+    if line=$(grep -m1 -E "$2" "$1" 2>/dev/null); then echo "$line"; return 0; fi
+    sleep 0.1
+  done
+  echo "timed out waiting for '$2' in $1:" >&2
+  cat "$1" >&2
+  return 1
+}
+
+# start_fake FAKE_BIN LOG [flags...]: starts the fake vPIC on a free port.
+start_fake() {
+  local bin=$1 log=$2
+  shift 2
+  "$bin" --port=0 "$@" >"$log" 2>&1 &
+  fake_pid=$!
+  vpic_url=$(await_line "$log" 'listening on' | grep -oE 'http://[^ ]+')
+}
+
+# start_server SERVER_BIN LOG [flags...]: starts vin-server on a free port
+# in front of $vpic_url.
+start_server() {
+  local bin=$1 log=$2
+  shift 2
+  "$bin" --listen=127.0.0.1:0 --vpic_base_url="$vpic_url" "$@" >"$log" 2>&1 &
+  server_pid=$!
+  port=$(await_line "$log" 'listening on' | sed -E 's/.*\(port ([0-9]+)\).*/\1/')
+}
+
+stop_procs() {
+  kill "${server_pid:-}" "${fake_pid:-}" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
