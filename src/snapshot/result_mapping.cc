@@ -1,0 +1,103 @@
+#include "snapshot/result_mapping.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "snapshot/vpic_codes.h"
+
+namespace snapshot {
+namespace {
+
+// As vPIC prints values: tabs and line breaks become spaces; the service's
+// parser then trims them.
+std::string Clean(absl::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c == '\t' || c == '\r' || c == '\n') c = ' ';
+  }
+  return std::string(absl::StripAsciiWhitespace(out));
+}
+
+int PositiveInt(absl::string_view text) {
+  int n = 0;
+  if (!absl::SimpleAtoi(text, &n) || n < 0) return 0;
+  return n;
+}
+
+double PositiveDouble(absl::string_view text) {
+  double d = 0;
+  if (!absl::SimpleAtod(text, &d) || !std::isfinite(d) || d < 0) return 0;
+  return d;
+}
+
+// The typed fields, read from the attributes exactly as vpic/parse.cc reads
+// a live answer, so that both sources fill them alike.
+void MapTypedFields(vpic::Vehicle* vehicle) {
+  const auto& attrs = vehicle->attributes;
+  auto get = [&attrs](const char* name) -> std::string {
+    auto it = attrs.find(name);
+    return it == attrs.end() ? std::string() : it->second;
+  };
+  vehicle->make = get("Make");
+  vehicle->model = get("Model");
+  vehicle->model_year = PositiveInt(get("ModelYear"));
+  vehicle->trim = get("Trim");
+  vehicle->series = get("Series");
+  vehicle->manufacturer = get("Manufacturer");
+  vehicle->vehicle_type = get("VehicleType");
+  vehicle->body_class = get("BodyClass");
+  vehicle->drive_type = get("DriveType");
+  vehicle->fuel_type_primary = get("FuelTypePrimary");
+  vehicle->engine_model = get("EngineModel");
+  vehicle->engine_cylinders = PositiveInt(get("EngineCylinders"));
+  vehicle->displacement_l = PositiveDouble(get("DisplacementL"));
+  vehicle->plant_country = get("PlantCountry");
+}
+
+constexpr char kOffRoadNote[] =
+    " NOTE: Disregard if this is an off-road vehicle PIN, as check digit "
+    "calculation may not be accurate.";
+
+}  // namespace
+
+SnapshotDecode MapResult(const SnapshotIndex& ix, const PassResult& pass) {
+  SnapshotDecode out;
+  auto& attrs = out.vehicle.attributes;
+  const int make_slot = ix.SlotOf(element::kMake);
+  const int model_slot = ix.SlotOf(element::kModel);
+  for (const PassItem& item : pass.items) {
+    const std::string value = Clean(item.Text(ix));
+    if (value.empty()) continue;
+    const ElementInfo& element = ix.elements[item.slot];
+    auto [it, inserted] = attrs.try_emplace(element.code, value);
+    if (!inserted && element.multi_valued) {
+      // vPIC keeps every value of these elements; list them in rank order.
+      if (it->second != value &&
+          it->second.find("; " + value) == std::string::npos &&
+          it->second.rfind(value + ";", 0) != 0) {
+        absl::StrAppend(&it->second, "; ", value);
+      }
+    }
+    if (item.slot == make_slot && item.make != kNone) {
+      attrs["MakeID"] = absl::StrCat(ix.makes[item.make].id);
+    }
+    if (item.slot == model_slot) {
+      attrs["ModelID"] = Clean(item.AttributeId(ix));
+    }
+  }
+  if (!pass.additional_error_text.empty()) {
+    attrs["AdditionalErrorText"] = pass.additional_error_text;
+  }
+  MapTypedFields(&out.vehicle);
+  for (int c : pass.codes) {
+    std::string text = VpicErrorText(c);
+    if (c == code::kCheckDigit && pass.off_road) text += kOffRoadNote;
+    out.notes.push_back({absl::StrCat(c), std::move(text)});
+  }
+  return out;
+}
+
+}  // namespace snapshot

@@ -1,0 +1,163 @@
+#include "snapshot/snapshot.h"
+
+#include <algorithm>
+#include <future>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "snapshot/decode_pass.h"
+#include "snapshot/model_year.h"
+#include "snapshot/result_mapping.h"
+#include "snapshot/sha256.h"
+#include "snapshot/snapshot_index.h"
+#include "snapshot/vpic_codes.h"
+
+namespace snapshot {
+namespace {
+
+constexpr int kMinReferenceYear = 1981;
+constexpr int kMaxReferenceYear = 2999;
+
+bool IsVinAlphabet(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+}
+
+// spVinDecode's best pass: error value, element weight, pattern count, year
+// (with a bonus for the caller's year); the earlier pass on a tie.
+bool BetterPass(const PassResult& a, const PassResult& b, int hint) {
+  if (a.error_value != b.error_value) return a.error_value > b.error_value;
+  if (a.elements_weight != b.elements_weight) {
+    return a.elements_weight > b.elements_weight;
+  }
+  if (a.patterns != b.patterns) return a.patterns > b.patterns;
+  auto year = [hint](const PassResult& r) {
+    return r.pass.year + (hint != 0 && r.pass.year == hint ? 10000 : 0);
+  };
+  return year(a) > year(b);
+}
+
+}  // namespace
+
+Snapshot::Snapshot(std::unique_ptr<const SnapshotIndex> index,
+                   SnapshotInfo info)
+    : index_(std::move(index)), info_(std::move(info)) {}
+
+Snapshot::~Snapshot() = default;
+
+absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Load(
+    const std::string& path) {
+  const absl::Time start = absl::Now();
+  // Hash the file on a second thread while the index is built.
+  std::future<absl::StatusOr<std::string>> sha256 =
+      std::async(std::launch::async, [path] { return Sha256File(path); });
+  absl::StatusOr<std::unique_ptr<const SnapshotIndex>> index =
+      LoadSnapshotIndex(path);
+  absl::StatusOr<std::string> digest = sha256.get();
+  if (!index.ok()) return index.status();
+  if (!digest.ok()) return digest.status();
+  SnapshotInfo info;
+  info.path = path;
+  info.sha256 = *std::move(digest);
+  info.date = (*index)->data_date;
+  info.load_time = absl::Now() - start;
+  return std::shared_ptr<const Snapshot>(
+      new Snapshot(*std::move(index), std::move(info)));
+}
+
+absl::StatusOr<SnapshotDecode> Snapshot::Decode(absl::string_view vin,
+                                                int model_year_hint,
+                                                int reference_year) const {
+  if (vin.size() != 17) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("snapshot decode needs a 17-character VIN, got ",
+                     vin.size(), " characters"));
+  }
+  for (size_t i = 0; i < vin.size(); ++i) {
+    if (!IsVinAlphabet(vin[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "snapshot decode needs a normalised VIN (digits and upper-case "
+          "letters); position ",
+          i + 1, " is not one"));
+    }
+  }
+  if (reference_year < kMinReferenceYear || reference_year > kMaxReferenceYear) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("implausible reference year ", reference_year));
+  }
+  if (model_year_hint < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("negative model year hint ", model_year_hint));
+  }
+  const SnapshotIndex& ix = *index_;
+
+  // vPIC fVinWMI: positions 1-3, plus 12-14 when position 3 is '9'.
+  std::string wmi_code(vin.substr(0, 3));
+  if (vin[2] == '9') absl::StrAppend(&wmi_code, vin.substr(11, 3));
+  const WmiInfo* raw_wmi = nullptr;
+  if (auto it = ix.wmi_by_code.find(PackWmi(wmi_code));
+      it != ix.wmi_by_code.end()) {
+    raw_wmi = &ix.wmis[it->second];
+  }
+  // vPIC only knows WMIs public by "now" (the reference year here).
+  const WmiInfo* wmi =
+      raw_wmi != nullptr && raw_wmi->public_year <= reference_year ? raw_wmi
+                                                                   : nullptr;
+
+  const std::vector<PlannedPass> plan =
+      PlanPasses(ix, vin, raw_wmi, model_year_hint, reference_year);
+  std::vector<PassResult> results;
+  size_t next = 0;
+  if (plan.front().number == 2) {
+    results.push_back(RunPass(ix, vin, wmi, raw_wmi, plan.front()));
+    next = 1;
+    const bool nothing = std::find(results[0].codes.begin(),
+                                   results[0].codes.end(),
+                                   code::kNoDetailedData) != results[0].codes.end();
+    if (!NeedsFallbackAfterHint(plan, nothing)) next = plan.size();
+  }
+  for (; next < plan.size(); ++next) {
+    results.push_back(RunPass(ix, vin, wmi, raw_wmi, plan[next]));
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < results.size(); ++i) {
+    if (BetterPass(results[i], results[best], model_year_hint)) best = i;
+  }
+  SnapshotDecode out = MapResult(ix, results[best]);
+  out.notes.push_back(
+      {"snapshot",
+       absl::StrCat("decoded offline from the vPIC snapshot of ", info_.date,
+                    " (sha256 ", info_.sha256, "), reference year ",
+                    reference_year)});
+  return out;
+}
+
+size_t Snapshot::MemoryBytes() const {
+  const SnapshotIndex& ix = *index_;
+  size_t bytes = 0;
+  bytes += ix.pattern_key.capacity() * sizeof(uint32_t);
+  bytes += ix.pattern_slot.capacity() * sizeof(uint16_t);
+  bytes += ix.pattern_value.capacity() * sizeof(uint32_t);
+  bytes += ix.pattern_changed.capacity() * sizeof(int64_t);
+  bytes += ix.pattern_id.capacity() * sizeof(uint32_t);
+  bytes += ix.schema_patterns_begin.capacity() * sizeof(uint32_t);
+  bytes += ix.keys.capacity() * sizeof(CompiledKey);
+  bytes += ix.key_masks.capacity() * sizeof(uint64_t);
+  bytes += ix.links.capacity() * sizeof(SchemaLink);
+  for (const ValueInfo& v : ix.values) {
+    bytes += sizeof(ValueInfo) + v.text.capacity() + v.attribute_id.capacity();
+  }
+  for (const WmiInfo& w : ix.wmis) {
+    bytes += sizeof(WmiInfo) + w.manufacturer.capacity() +
+             w.vehicle_type.capacity();
+  }
+  bytes += ix.wmi_by_code.capacity() * (sizeof(uint64_t) + sizeof(uint32_t) + 1);
+  for (const MakeInfo& m : ix.makes) bytes += sizeof(MakeInfo) + m.name.capacity();
+  for (const auto& [name, rows] : ix.engine_models) {
+    bytes += name.capacity() + rows.capacity() * sizeof(EngineModelRow) + 64;
+  }
+  return bytes;
+}
+
+}  // namespace snapshot

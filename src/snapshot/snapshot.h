@@ -1,0 +1,79 @@
+// Offline VIN decoding from NHTSA's vPIC snapshot (SNAPSHOT.md), following
+// NHTSA's spVinDecode rules (section 4), not corgi's.
+//
+// A Snapshot is immutable once loaded: Decode() is const and safe to call
+// from any number of threads at once. Share it as shared_ptr<const Snapshot>
+// (see SnapshotStore) so that a reload can replace it while decodes that
+// started on the old one finish on it.
+#ifndef VIN_SNAPSHOT_SNAPSHOT_H_
+#define VIN_SNAPSHOT_SNAPSHOT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "vpic/vehicle.h"
+
+namespace snapshot {
+
+struct SnapshotIndex;
+
+// Where a snapshot came from.
+struct SnapshotInfo {
+  std::string path;
+  std::string sha256;  // of the SQLite file, 64 hex digits
+  std::string date;    // "YYYY-MM-DD": the newest NHTSA pattern change
+  absl::Duration load_time;
+};
+
+// A finished snapshot decode: what a live vPIC decode would hold (typed
+// fields, `attributes` by vPIC variable name, notes with vPIC error codes),
+// minus what the snapshot does not have. Notes also carry one "snapshot" note
+// naming the snapshot date, its sha256 and the reference year.
+struct SnapshotDecode {
+  vpic::Vehicle vehicle;
+  std::vector<vpic::Note> notes;
+};
+
+class Snapshot {
+ public:
+  // Reads the SQLite file once into memory and hashes it. NOT_FOUND when the
+  // file is missing; FAILED_PRECONDITION when it is not a vPIC snapshot.
+  static absl::StatusOr<std::shared_ptr<const Snapshot>> Load(
+      const std::string& path);
+
+  ~Snapshot();
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+
+  // Decodes a 17-character VIN (normalised: trimmed, upper case; validate it
+  // with vin::Validate first). `model_year_hint` is the caller's model year,
+  // 0 for none. `reference_year` stands for vPIC's "now": position-10 years
+  // after reference_year + 2 read as 30 years earlier.
+  //
+  // As in vPIC, an unknown WMI, a VIN that matches no pattern or a bad
+  // position 10 are results with notes ("7", "8", "11", "400"), not errors.
+  // INVALID_ARGUMENT only for input that is not 17 VIN-alphabet characters
+  // or an implausible reference year.
+  absl::StatusOr<SnapshotDecode> Decode(absl::string_view vin,
+                                        int model_year_hint,
+                                        int reference_year) const;
+
+  const SnapshotInfo& info() const { return info_; }
+
+  // Approximate heap bytes held by the index.
+  size_t MemoryBytes() const;
+
+ private:
+  Snapshot(std::unique_ptr<const SnapshotIndex> index, SnapshotInfo info);
+
+  std::unique_ptr<const SnapshotIndex> index_;
+  SnapshotInfo info_;
+};
+
+}  // namespace snapshot
+
+#endif  // VIN_SNAPSHOT_SNAPSHOT_H_

@@ -1,0 +1,28 @@
+// vPIC ErrorCode numbers and their texts, as the live API words them. The
+// snapshot has no ErrorCode table, so the texts are transcribed here.
+#ifndef VIN_SNAPSHOT_VPIC_CODES_H_
+#define VIN_SNAPSHOT_VPIC_CODES_H_
+
+#include <string>
+
+namespace snapshot {
+
+namespace code {
+inline constexpr int kClean = 0;
+inline constexpr int kCheckDigit = 1;
+inline constexpr int kManufacturerNotRegistered = 7;  // unknown WMI
+inline constexpr int kNoDetailedData = 8;
+inline constexpr int kGlider = 9;
+inline constexpr int kOffRoad = 10;
+inline constexpr int kIncorrectModelYear = 11;
+inline constexpr int kModelYearMismatch = 12;
+inline constexpr int kUnusedPositions = 14;
+inline constexpr int kInvalidCharacters = 400;
+}  // namespace code
+
+// "VIN decoded clean. Check Digit (9th position) is correct" for 0, ...
+std::string VpicErrorText(int code);
+
+}  // namespace snapshot
+
+#endif  // VIN_SNAPSHOT_VPIC_CODES_H_
