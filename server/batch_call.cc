@@ -84,20 +84,21 @@ BatchCall::BatchCall(engine::Engine* engine,
       window_(window),
       counters_(counters) {
   counters_->streams.fetch_add(1);
-  Actions a;
+  absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
-    a = NextActionsLocked();
+    finish = AdvanceLocked();
   }
-  Run(a);
+  if (finish) Finish(*finish);
 }
 
 void BatchCall::OnReadDone(bool ok) {
-  // Take the request out before anything can start the next read into it.
-  vin::v1::DecodeBatchRequest request = std::move(request_);
+  vin::v1::DecodeBatchRequest request;
   uint64_t index = 0;
   {
     absl::MutexLock lock(&mu_);
+    // Take the request out before anything can start the next read into it.
+    request = std::move(request_);
     reading_ = false;
     if (!ok) {
       read_done_ = true;
@@ -112,12 +113,12 @@ void BatchCall::OnReadDone(bool ok) {
     counters_->items_outstanding.fetch_add(1);
     Admit(request, index);
   }
-  Actions a;
+  absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
-    a = NextActionsLocked();
+    finish = AdvanceLocked();
   }
-  Run(a);
+  if (finish) Finish(*finish);
 }
 
 void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
@@ -164,7 +165,7 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
 }
 
 void BatchCall::Emit(Item* item, DecodeBatchResponse response, bool terminal) {
-  Actions a;
+  absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
     if (terminal) items_.erase(item);  // deletes the caller; see Item
@@ -173,13 +174,13 @@ void BatchCall::Emit(Item* item, DecodeBatchResponse response, bool terminal) {
     } else {
       queue_.push_back({std::move(response), terminal});
     }
-    a = NextActionsLocked();
+    finish = AdvanceLocked();
   }
-  Run(a);
+  if (finish) Finish(*finish);
 }
 
 void BatchCall::OnWriteDone(bool ok) {
-  Actions a;
+  absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
@@ -189,22 +190,22 @@ void BatchCall::OnWriteDone(bool ok) {
       cancelled_ = true;  // the client is gone
       CancelAllLocked();
     }
-    a = NextActionsLocked();
+    finish = AdvanceLocked();
   }
-  Run(a);
+  if (finish) Finish(*finish);
 }
 
 void BatchCall::OnCancel() {
-  Actions a;
+  absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
     if (!cancelled_) {
       cancelled_ = true;
       CancelAllLocked();
     }
-    a = NextActionsLocked();
+    finish = AdvanceLocked();
   }
-  Run(a);
+  if (finish) Finish(*finish);
 }
 
 void BatchCall::OnDone() {
@@ -230,40 +231,34 @@ void BatchCall::RetireLocked() {
   counters_->items_outstanding.fetch_sub(1);
 }
 
-BatchCall::Actions BatchCall::NextActionsLocked() {
-  Actions a;
-  if (finished_) return a;
+// Starts the next write and read if they are due; returns the status to
+// finish with once nothing is left. StartWrite and StartRead may be called
+// under mu_: gRPC never runs their reactions inline. Finish may run OnDone
+// inline, so callers call it after releasing mu_, as their last act.
+absl::optional<grpc::Status> BatchCall::AdvanceLocked() {
+  if (finished_) return absl::nullopt;
   if (!writing_ && !queue_.empty() && !cancelled_) {
     writing_ = true;
-    a.write = &queue_.front().response;
+    StartWrite(&queue_.front().response);
   }
   if (!reading_ && !read_done_ && !cancelled_ && !refusing_ &&
       outstanding_ < window_) {
     reading_ = true;
-    a.read = true;
+    StartRead(&request_);
   }
   const bool no_more_input = read_done_ || cancelled_ || refusing_;
-  if (no_more_input && !writing_ && !reading_ && outstanding_ == 0 &&
-      queue_.empty()) {
-    finished_ = true;
-    if (cancelled_) {
-      a.finish = grpc::Status::CANCELLED;
-    } else if (refusing_ && !read_done_) {
-      a.finish = grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                              "the server is shutting down; items after the "
-                              "last one answered were not read");
-    } else {
-      a.finish = grpc::Status::OK;
-    }
+  if (!no_more_input || writing_ || reading_ || outstanding_ != 0 ||
+      !queue_.empty()) {
+    return absl::nullopt;
   }
-  return a;
-}
-
-// Finish comes last: after it, the call may be deleted at any moment.
-void BatchCall::Run(const Actions& a) {
-  if (a.write != nullptr) StartWrite(a.write);
-  if (a.read) StartRead(&request_);
-  if (a.finish) Finish(*a.finish);
+  finished_ = true;
+  if (cancelled_) return grpc::Status::CANCELLED;
+  if (refusing_ && !read_done_) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "the server is shutting down; items after the last "
+                        "one answered were not read");
+  }
+  return grpc::Status::OK;
 }
 
 }  // namespace server

@@ -7,9 +7,10 @@
 // control pushes back on the sender and memory stays bounded.
 //
 // Thread model: gRPC reactions and engine events (on the engine's loop) both
-// enter through methods that take `mu_`; gRPC operations (StartRead,
-// StartWrite, Finish) are started after `mu_` is released. The call deletes
-// itself in OnDone.
+// enter through methods that take `mu_`. StartRead/StartWrite are issued
+// under `mu_` (gRPC never runs their reactions inline); Finish is called
+// after `mu_` is released, as the last act, since OnDone may run inline and
+// delete the call.
 #ifndef VIN_SERVER_BATCH_CALL_H_
 #define VIN_SERVER_BATCH_CALL_H_
 
@@ -55,28 +56,20 @@ class BatchCall final
     vin::v1::DecodeBatchResponse response;
     bool terminal = false;
   };
-  // gRPC operations decided under the lock, started after it is released.
-  struct Actions {
-    const vin::v1::DecodeBatchResponse* write = nullptr;
-    bool read = false;
-    absl::optional<grpc::Status> finish;
-  };
-
   void Admit(const vin::v1::DecodeBatchRequest& request, uint64_t index);
   // Queues an item's event; a terminal event also retires the item.
   void Emit(Item* item, vin::v1::DecodeBatchResponse response, bool terminal);
   void CancelAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RetireLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  Actions NextActionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Run(const Actions& actions);
+  absl::optional<grpc::Status> AdvanceLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   engine::Engine* const engine_;
   const absl::Time deadline_;
   const int window_;
   BatchCounters* const counters_;
-  vin::v1::DecodeBatchRequest request_;  // the read buffer; one read at a time
-
   absl::Mutex mu_;  // protects everything below
+  vin::v1::DecodeBatchRequest request_;  // the read buffer; one read at a time
   uint64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;

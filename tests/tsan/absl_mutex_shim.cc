@@ -38,33 +38,66 @@ constexpr unsigned kRead = __tsan_mutex_read_lock;
 constexpr unsigned kTry = __tsan_mutex_try_lock;
 constexpr unsigned kTryFailed = __tsan_mutex_try_lock_failed;
 
+// abseil's entry points call each other (AwaitWithTimeout ->
+// AwaitWithDeadline, Notification -> LockWhen...), through the same
+// interposed symbols: only the outermost call is annotated.
+thread_local int depth = 0;
+struct Nesting {
+  Nesting() { ++depth; }
+  ~Nesting() { --depth; }
+  bool outer() const { return depth == 1; }
+};
+
 // The caller holds `mu` (as writer or reader, per `flags`) and is about to
 // release it inside abseil and get it back before returning.
-struct ReleasedWhileWaiting {
+struct ReleasedWhileWaiting : Nesting {
   ReleasedWhileWaiting(void* mu, unsigned flags) : mu(mu), flags(flags) {
+    if (!outer()) return;
     __tsan_mutex_pre_unlock(mu, flags);
     __tsan_mutex_post_unlock(mu, flags);
     __tsan_mutex_pre_lock(mu, flags);
   }
-  ~ReleasedWhileWaiting() { __tsan_mutex_post_lock(mu, flags, 0); }
+  ~ReleasedWhileWaiting() {
+    if (outer()) __tsan_mutex_post_lock(mu, flags, 0);
+  }
   void* mu;
   unsigned flags;
 };
 
-struct Acquiring {
+struct Acquiring : Nesting {
   Acquiring(void* mu, unsigned flags) : mu(mu), flags(flags) {
-    __tsan_mutex_pre_lock(mu, flags);
+    if (outer()) __tsan_mutex_pre_lock(mu, flags);
   }
-  ~Acquiring() { __tsan_mutex_post_lock(mu, flags, 0); }
+  ~Acquiring() {
+    if (outer()) __tsan_mutex_post_lock(mu, flags, 0);
+  }
   void* mu;
   unsigned flags;
 };
 
-struct Releasing {
+struct Releasing : Nesting {
   Releasing(void* mu, unsigned flags) : mu(mu), flags(flags) {
-    __tsan_mutex_pre_unlock(mu, flags);
+    if (outer()) __tsan_mutex_pre_unlock(mu, flags);
   }
-  ~Releasing() { __tsan_mutex_post_unlock(mu, flags); }
+  ~Releasing() {
+    if (outer()) __tsan_mutex_post_unlock(mu, flags);
+  }
+  void* mu;
+  unsigned flags;
+};
+
+// TryLock variants: annotated with the outcome once it is known.
+struct Trying : Nesting {
+  Trying(void* mu, unsigned flags) : mu(mu), flags(flags) {
+    if (outer()) __tsan_mutex_pre_lock(mu, flags | kTry);
+  }
+  bool Done(bool ok) {
+    if (outer()) {
+      __tsan_mutex_post_lock(mu, ok ? flags | kTry : flags | kTry | kTryFailed,
+                             0);
+    }
+    return ok;
+  }
   void* mu;
   unsigned flags;
 };
@@ -86,10 +119,8 @@ void Mutex::Unlock() {
 }
 bool Mutex::TryLock() {
   REAL(bool (*)(Mutex*), "_ZN4absl7debian35Mutex7TryLockEv");
-  __tsan_mutex_pre_lock(this, kTry);
-  const bool ok = real(this);
-  __tsan_mutex_post_lock(this, ok ? kTry : kTry | kTryFailed, 0);
-  return ok;
+  Trying t(this, 0);
+  return t.Done(real(this));
 }
 void Mutex::ReaderLock() {
   REAL(void (*)(Mutex*), "_ZN4absl7debian35Mutex10ReaderLockEv");
@@ -103,11 +134,8 @@ void Mutex::ReaderUnlock() {
 }
 bool Mutex::ReaderTryLock() {
   REAL(bool (*)(Mutex*), "_ZN4absl7debian35Mutex13ReaderTryLockEv");
-  __tsan_mutex_pre_lock(this, kRead | kTry);
-  const bool ok = real(this);
-  __tsan_mutex_post_lock(this, ok ? kRead | kTry : kRead | kTry | kTryFailed,
-                         0);
-  return ok;
+  Trying t(this, kRead);
+  return t.Done(real(this));
 }
 void Mutex::LockWhen(const Condition& c) {
   REAL(void (*)(Mutex*, const Condition&),
