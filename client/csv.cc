@@ -1,0 +1,115 @@
+#include "client/csv.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace vinctl {
+
+namespace {
+
+// Splits `text` into field values (appended to *fields unless null). Returns
+// the 1-based column of a quoted field left open at the end, or 0.
+size_t SplitFields(absl::string_view text, std::vector<std::string>* fields) {
+  std::string field;
+  size_t column = 0;
+  size_t i = 0;
+  while (true) {
+    // At the start of a field.
+    ++column;
+    field.clear();
+    if (i < text.size() && text[i] == '"') {
+      ++i;
+      bool closed = false;
+      while (i < text.size()) {
+        const char c = text[i++];
+        if (c != '"') {
+          field.push_back(c);
+        } else if (i < text.size() && text[i] == '"') {
+          field.push_back('"');  // "" inside quotes
+          ++i;
+        } else {
+          closed = true;
+          break;
+        }
+      }
+      if (!closed) return column;
+    }
+    // Unquoted text, or text after a closing quote: kept as it is.
+    while (i < text.size() && text[i] != ',') field.push_back(text[i++]);
+    if (fields != nullptr) fields->push_back(field);
+    if (i >= text.size()) return 0;
+    ++i;  // the comma; a field follows even when the text ends here
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ParseCsvRecord(
+    absl::string_view text) {
+  std::vector<std::string> fields;
+  if (size_t open = SplitFields(text, &fields); open != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("quoted field in column ", open, " is not closed"));
+  }
+  return fields;
+}
+
+std::string FormatCsvRecord(const std::vector<std::string>& fields) {
+  std::string out;
+  for (size_t f = 0; f < fields.size(); ++f) {
+    if (f > 0) out.push_back(',');
+    const std::string& v = fields[f];
+    if (v.find_first_of(",\"\r\n") == std::string::npos) {
+      out.append(v);
+      continue;
+    }
+    out.push_back('"');
+    for (char c : v) {
+      if (c == '"') out.push_back('"');
+      out.push_back(c);
+    }
+    out.push_back('"');
+  }
+  return out;
+}
+
+bool EndsInsideQuotes(absl::string_view text) {
+  return SplitFields(text, nullptr) != 0;
+}
+
+absl::StatusOr<absl::optional<std::string>> CsvRecordReader::NextRaw() {
+  std::string record;
+  std::string line;
+  bool started = false;
+  while (true) {
+    if (!std::getline(*in_, line)) {
+      if (in_->bad()) return absl::DataLossError("error reading the input");
+      if (!started) return absl::nullopt;
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", record_line_,
+                       ": quoted field not closed before the end of input"));
+    }
+    ++lines_read_;
+    bytes_read_ += static_cast<int64_t>(line.size()) + (in_->eof() ? 0 : 1);
+    if (!started) {
+      started = true;
+      record_line_ = lines_read_;
+    } else {
+      record.push_back('\n');  // the line break was inside quotes
+    }
+    record.append(line);
+    if (!EndsInsideQuotes(record)) {
+      if (!record.empty() && record.back() == '\r') record.pop_back();
+      return record;
+    }
+    if (record.size() > kMaxRecordBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "line ", record_line_, ": quoted field not closed within ",
+          kMaxRecordBytes, " bytes"));
+    }
+  }
+}
+
+}  // namespace vinctl

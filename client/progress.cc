@@ -1,0 +1,61 @@
+#include "client/progress.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace vinctl {
+namespace {
+
+double PerSecond(int64_t n, absl::Duration elapsed) {
+  const double s = absl::ToDoubleSeconds(elapsed);
+  return s > 0 ? static_cast<double>(n) / s : 0.0;
+}
+
+std::string FormatRate(double rate) {
+  return rate >= 10 ? absl::StrFormat("%.0f", rate)
+                    : absl::StrFormat("%.1f", rate);
+}
+
+}  // namespace
+
+std::string FormatProgressLine(const ProgressSnapshot& s) {
+  const int64_t finished = s.done + s.failed;
+  const double rate = PerSecond(finished, s.elapsed);
+  std::string line =
+      absl::StrCat(s.done, " done, ", s.failed, " failed, ", s.retrying,
+                   " retrying now, ", FormatRate(rate), "/s");
+  if (s.input_size > 0 && s.bytes_read > 0 && s.records_read > 0 && rate > 0) {
+    // Records in the whole input, estimated from the bytes read so far.
+    const double total = static_cast<double>(s.records_read) *
+                         static_cast<double>(s.input_size) /
+                         static_cast<double>(s.bytes_read);
+    const double remaining = std::max(0.0, total - finished);
+    const absl::Duration eta = absl::Seconds(std::ceil(remaining / rate));
+    absl::StrAppend(&line, ", ETA ", absl::FormatDuration(eta));
+  }
+  return line;
+}
+
+std::string FormatSummary(const BatchSummary& s) {
+  std::string line = absl::StrCat("vinctl: ", s.records,
+                                  s.records == 1 ? " record, " : " records, ",
+                                  s.done, " done, ", s.failed, " failed");
+  if (!s.failed_by_reason.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [reason, n] : s.failed_by_reason) {
+      parts.push_back(absl::StrCat(reason, " ", n));
+    }
+    absl::StrAppend(&line, " (", absl::StrJoin(parts, ", "), ")");
+  }
+  absl::StrAppend(
+      &line, ", in ", absl::StrFormat("%.1f", absl::ToDoubleSeconds(s.elapsed)),
+      " s (", FormatRate(PerSecond(s.done + s.failed, s.elapsed)), "/s)");
+  return line;
+}
+
+}  // namespace vinctl

@@ -1,0 +1,44 @@
+// What `vinctl batch` tells the person at the terminal: the progress line and
+// the summary. Pure formatting; safe from any thread.
+#ifndef VIN_CLIENT_PROGRESS_H_
+#define VIN_CLIENT_PROGRESS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/time/time.h"
+
+namespace vinctl {
+
+// Counts of a batch in progress.
+struct ProgressSnapshot {
+  int64_t done = 0;
+  int64_t failed = 0;
+  int64_t retrying = 0;  // items whose last event is RETRYING
+  int64_t records_read = 0;
+  int64_t bytes_read = 0;
+  int64_t input_size = 0;  // bytes; 0 when unknown (no ETA then)
+  absl::Duration elapsed;
+};
+
+// "120 done, 3 failed, 2 retrying now, 85/s, ETA 1m12s" (the ETA only when
+// the input size is known and something has finished).
+std::string FormatProgressLine(const ProgressSnapshot& s);
+
+// The outcome of a whole batch.
+struct BatchSummary {
+  int64_t records = 0;
+  int64_t done = 0;
+  int64_t failed = 0;
+  std::map<std::string, int64_t> failed_by_reason;  // "INVALID_VIN" -> 2
+  absl::Duration elapsed;
+};
+
+// "vinctl: 7 records, 4 done, 3 failed (INVALID_VIN 2, UPSTREAM_REJECTED 1),
+// in 1.2 s (5.8/s)".
+std::string FormatSummary(const BatchSummary& s);
+
+}  // namespace vinctl
+
+#endif  // VIN_CLIENT_PROGRESS_H_
