@@ -100,6 +100,7 @@ class Pass {
        const WmiInfo* raw_wmi, const PlannedPass& plan)
       : ix_(ix), vin_(vin), wmi_(wmi), raw_wmi_(raw_wmi) {
     result_.pass = plan;
+    result_.items.reserve(48);
   }
 
   PassResult Run() {
@@ -122,12 +123,17 @@ class Pass {
       multi_.push_back(c);
       return;
     }
-    Candidate& best = best_[c.slot];
-    if (!best.valid || RanksBefore(c, best)) best = c;
+    int32_t& index = best_of_slot_[c.slot];
+    if (index < 0) {
+      index = static_cast<int32_t>(best_.size());
+      best_.push_back(c);
+    } else if (RanksBefore(c, best_[index])) {
+      best_[index] = c;
+    }
   }
 
   void MatchPatterns() {
-    best_.assign(ix_.elements.size(), Candidate());
+    best_of_slot_.assign(ix_.elements.size(), -1);
     const Descriptor d = MakeDescriptor(vin_);
     const int year = result_.pass.year;
     // The WMI's schemas for the year; a schema linked twice counts with its
@@ -149,16 +155,21 @@ class Pass {
     for (const auto& [schema, priority] : schemas) {
       const uint32_t end = ix_.schema_patterns_begin[schema + 1];
       for (uint32_t i = ix_.schema_patterns_begin[schema]; i < end; ++i) {
-        const CompiledKey& key = ix_.keys[ix_.pattern_key[i]];
-        if (!KeyMatches(key, masks, d)) continue;
+        const SnapshotIndex::PatternScan& scan = ix_.pattern_scan[i];
+        const uint8_t* codes = scan.formula ? d.formula_codes : d.codes;
+        if ((((scan.mask0 >> codes[0]) & (scan.mask1 >> codes[1])) & 1) == 0) {
+          continue;
+        }
+        const CompiledKey& key = ix_.keys[scan.key];
+        if (key.tokens > 2 && !KeyMatchesFrom(2, key, masks, d)) continue;
         Candidate c;
         c.valid = true;
-        c.key = ix_.pattern_key[i];
+        c.key = scan.key;
         c.key_order = key.order;
         c.non_star = key.non_star_length;
         c.pattern_id = ix_.pattern_id[i];
         c.value = ix_.pattern_value[i];
-        c.slot = ix_.pattern_slot[i];
+        c.slot = scan.slot;
         c.changed = ix_.pattern_changed[i];
         if (key.kind == CompiledKey::Kind::kFormula) {
           c.priority = kFormulaPriority;
@@ -215,8 +226,9 @@ class Pass {
   }
 
   void CollectWinners() {
-    for (const Candidate& c : best_) {
-      if (c.valid) result_.items.push_back(ItemFrom(c));
+    // In slot order, as the index lists elements.
+    for (int32_t index : best_of_slot_) {
+      if (index >= 0) result_.items.push_back(ItemFrom(best_[index]));
     }
     std::sort(multi_.begin(), multi_.end(), RanksBefore);
     for (const Candidate& c : multi_) result_.items.push_back(ItemFrom(c));
@@ -431,7 +443,8 @@ class Pass {
   const WmiInfo* wmi_;
   const WmiInfo* raw_wmi_;
   PassResult result_;
-  std::vector<Candidate> best_;  // by element slot
+  std::vector<int32_t> best_of_slot_;  // element slot -> index into best_
+  std::vector<Candidate> best_;
   std::vector<Candidate> multi_;
   Candidate engine_;
   int vehicle_type_id_ = 0;

@@ -44,8 +44,8 @@ class Db {
     if (db_ != nullptr) sqlite3_close(db_);
   }
   absl::Status Open(const std::string& path) {
-    const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY,
-                                   nullptr);
+    const int rc = sqlite3_open_v2(
+        path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
       return absl::FailedPreconditionError(absl::StrCat(
           "cannot open snapshot ", path, ": ", sqlite3_errstr(rc)));
@@ -142,6 +142,14 @@ class Loader {
         }));
     if (ix_.elements.empty() || ix_.elements.size() > 0xFFFF) {
       return absl::FailedPreconditionError("snapshot has no usable Element rows");
+    }
+    std::vector<size_t> order(ix_.elements.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return ix_.elements[a].code < ix_.elements[b].code;
+    });
+    for (size_t i = 0; i < order.size(); ++i) {
+      ix_.elements[order[i]].code_rank = static_cast<int>(i);
     }
     return absl::OkStatus();
   }
@@ -241,10 +249,33 @@ class Loader {
 
   // The index of the value (element slot, AttributeId), interned.
   uint32_t InternValue(uint16_t slot, absl::string_view attribute_id) {
-    auto [it, inserted] = value_ids_.try_emplace(
-        std::make_pair(slot, std::string(attribute_id)),
-        static_cast<uint32_t>(ix_.values.size()));
-    if (!inserted) return it->second;
+    // Most attribute ids are small numbers: look those up by integer.
+    uint64_t numeric_key = 0;
+    const bool small_number =
+        !attribute_id.empty() && attribute_id.size() <= 9 &&
+        attribute_id[0] != '0' &&
+        std::all_of(attribute_id.begin(), attribute_id.end(),
+                    [](char c) { return c >= '0' && c <= '9'; });
+    if (small_number) {
+      uint64_t n = 0;
+      for (char c : attribute_id) n = n * 10 + static_cast<uint64_t>(c - '0');
+      numeric_key = (uint64_t{slot} << 32) | n;
+      if (auto found = numeric_ids_.find(numeric_key);
+          found != numeric_ids_.end()) {
+        return found->second;
+      }
+    }
+    if (value_ids_.size() <= slot) value_ids_.resize(ix_.elements.size());
+    auto& ids = value_ids_[slot];
+    if (auto found = ids.find(attribute_id); found != ids.end()) {
+      return found->second;
+    }
+    if (small_number) {
+      numeric_ids_.emplace(numeric_key, static_cast<uint32_t>(ix_.values.size()));
+    }
+    auto it = ids.emplace(std::string(attribute_id),
+                          static_cast<uint32_t>(ix_.values.size()))
+                  .first;
     ValueInfo v;
     v.attribute_id = std::string(attribute_id);
     v.text = v.attribute_id;
@@ -293,13 +324,12 @@ class Loader {
   }
 
   uint32_t InternKey(absl::string_view key) {
-    auto [it, inserted] = key_ids_.try_emplace(
-        std::string(key), static_cast<uint32_t>(ix_.keys.size()));
-    if (inserted) {
-      ix_.keys.push_back(CompileKey(key, &ix_.key_masks));
-      key_texts_.push_back(StripBrackets(key));
-    }
-    return it->second;
+    if (auto it = key_ids_.find(key); it != key_ids_.end()) return it->second;
+    const uint32_t id = static_cast<uint32_t>(ix_.keys.size());
+    key_ids_.emplace(std::string(key), id);
+    ix_.keys.push_back(CompileKey(key, &ix_.key_masks));
+    key_texts_.push_back(StripBrackets(key));
+    return id;
   }
 
   absl::Status LoadPatterns() {
@@ -318,19 +348,26 @@ class Loader {
           ++ix_.pattern_rows_read;
           const absl::string_view created = Text(s, 5);
           const absl::string_view updated = Text(s, 6);
-          const absl::string_view changed = updated.empty() ? created : updated;
+          const int64_t created_time = ParseVpicTime(created);
+          const int64_t updated_time = ParseVpicTime(updated);
           // Community rows (ISO "T...Z" stamps) are not NHTSA data.
-          for (absl::string_view t : {created, updated}) {
-            if (!t.empty() && t.find('T') == absl::string_view::npos) {
-              newest_nhtsa = std::max(newest_nhtsa, ParseVpicTime(t));
-            }
+          if (created.find('T') == absl::string_view::npos) {
+            newest_nhtsa = std::max(newest_nhtsa, created_time);
+          }
+          if (updated.find('T') == absl::string_view::npos) {
+            newest_nhtsa = std::max(newest_nhtsa, updated_time);
           }
           const int element_id = Int(s, 3);
           const int slot = ix_.SlotOf(element_id);
           if (slot < 0 || IsWmiElement(element_id) || !decodable_[slot]) return;
           auto schema = schema_index_.find(Int(s, 1));
           if (schema == schema_index_.end()) return;
-          const std::string key = absl::AsciiStrToUpper(Text(s, 2));
+          absl::string_view key = Text(s, 2);
+          std::string upper;
+          if (std::any_of(key.begin(), key.end(), absl::ascii_islower)) {
+            upper = absl::AsciiStrToUpper(key);
+            key = upper;
+          }
           const uint32_t key_id = InternKey(key);
           if (ix_.keys[key_id].kind == CompiledKey::Kind::kNever) return;
           Row row;
@@ -339,7 +376,7 @@ class Loader {
           row.slot = static_cast<uint16_t>(slot);
           row.value = InternValue(row.slot, Text(s, 4));
           row.id = static_cast<uint32_t>(Int(s, 0));
-          row.changed = ParseVpicTime(changed);
+          row.changed = updated.empty() ? created_time : updated_time;
           rows.push_back(row);
         }));
     if (newest_nhtsa > 0) {
@@ -347,11 +384,15 @@ class Loader {
       ix_.data_date = absl::StrCat(digits.substr(0, 4), "-", digits.substr(4, 2),
                                    "-", digits.substr(6, 2));
     }
-    // Group by schema, Pattern.Id order within a schema (a stable counting
-    // sort over rows read in Id order).
-    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-      return a.schema != b.schema ? a.schema < b.schema : a.id < b.id;
-    });
+    // Group by schema, Pattern.Id order within a schema: rows arrive in Id
+    // (rowid) order, so a counting sort by schema keeps that order.
+    const bool id_ordered = std::is_sorted(
+        rows.begin(), rows.end(),
+        [](const Row& a, const Row& b) { return a.id < b.id; });
+    if (!id_ordered) {
+      std::sort(rows.begin(), rows.end(),
+                [](const Row& a, const Row& b) { return a.id < b.id; });
+    }
     const size_t schemas = schema_index_.size();
     ix_.schema_patterns_begin.assign(schemas + 1, 0);
     for (const Row& r : rows) ++ix_.schema_patterns_begin[r.schema + 1];
@@ -359,17 +400,25 @@ class Loader {
       ix_.schema_patterns_begin[i + 1] += ix_.schema_patterns_begin[i];
     }
     const size_t n = rows.size();
-    ix_.pattern_key.resize(n);
-    ix_.pattern_slot.resize(n);
+    ix_.pattern_scan.resize(n);
     ix_.pattern_value.resize(n);
     ix_.pattern_changed.resize(n);
     ix_.pattern_id.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      ix_.pattern_key[i] = rows[i].key;
-      ix_.pattern_slot[i] = rows[i].slot;
-      ix_.pattern_value[i] = rows[i].value;
-      ix_.pattern_changed[i] = rows[i].changed;
-      ix_.pattern_id[i] = rows[i].id;
+    std::vector<uint32_t> next(ix_.schema_patterns_begin.begin(),
+                               ix_.schema_patterns_begin.end() - 1);
+    for (const Row& r : rows) {
+      const uint32_t i = next[r.schema]++;
+      const CompiledKey& key = ix_.keys[r.key];
+      SnapshotIndex::PatternScan& scan = ix_.pattern_scan[i];
+      scan.mask0 = key.tokens > 0 ? ix_.key_masks[key.mask_offset] : ~uint64_t{0};
+      scan.mask1 =
+          key.tokens > 1 ? ix_.key_masks[key.mask_offset + 1] : ~uint64_t{0};
+      scan.key = r.key;
+      scan.slot = r.slot;
+      scan.formula = key.kind == CompiledKey::Kind::kFormula ? 1 : 0;
+      ix_.pattern_value[i] = r.value;
+      ix_.pattern_changed[i] = r.changed;
+      ix_.pattern_id[i] = r.id;
     }
     // Rank keys by NHTSA's text tie-breaker; equal texts share a rank.
     std::vector<uint32_t> order(ix_.keys.size());
@@ -442,7 +491,9 @@ class Loader {
   absl::flat_hash_map<int, uint32_t> make_index_;
   absl::flat_hash_map<int, uint32_t> model_make_;
   absl::flat_hash_map<int, uint32_t> schema_index_;
-  absl::flat_hash_map<std::pair<uint16_t, std::string>, uint32_t> value_ids_;
+  // By element slot: AttributeId -> index into values.
+  std::vector<absl::flat_hash_map<std::string, uint32_t>> value_ids_;
+  absl::flat_hash_map<uint64_t, uint32_t> numeric_ids_;  // (slot, number)
   absl::flat_hash_map<std::string, std::unique_ptr<Lookup>> lookups_;
   absl::flat_hash_map<std::string, uint32_t> key_ids_;
   std::vector<std::string> key_texts_;

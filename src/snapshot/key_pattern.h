@@ -54,17 +54,22 @@ struct CompiledKey {
 // Compiles `key`, appending its token masks to `mask_pool`.
 CompiledKey CompileKey(absl::string_view key, std::vector<uint64_t>* mask_pool);
 
-// Whether the compiled key matches the descriptor.
-inline bool KeyMatches(const CompiledKey& key, const uint64_t* mask_pool,
-                       const Descriptor& d) {
+// Whether the compiled key's tokens from `first` on match the descriptor.
+inline bool KeyMatchesFrom(int first, const CompiledKey& key,
+                           const uint64_t* mask_pool, const Descriptor& d) {
   if (key.kind == CompiledKey::Kind::kNever) return false;
   const uint8_t* codes =
       key.kind == CompiledKey::Kind::kFormula ? d.formula_codes : d.codes;
   const uint64_t* masks = mask_pool + key.mask_offset;
-  for (int i = 0; i < key.tokens; ++i) {
-    if (((masks[i] >> codes[i]) & 1) == 0) return false;
-  }
-  return true;
+  uint64_t ok = 1;
+  for (int i = first; i < key.tokens; ++i) ok &= masks[i] >> codes[i];
+  return (ok & 1) != 0;
+}
+
+// Whether the compiled key matches the descriptor.
+inline bool KeyMatches(const CompiledKey& key, const uint64_t* mask_pool,
+                       const Descriptor& d) {
+  return KeyMatchesFrom(0, key, mask_pool, d);
 }
 
 // NHTSA's fourth tie-breaker orders keys by their text without brackets.

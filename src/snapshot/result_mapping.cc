@@ -1,7 +1,9 @@
 #include "snapshot/result_mapping.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -14,11 +16,12 @@ namespace {
 // As vPIC prints values: tabs and line breaks become spaces; the service's
 // parser then trims them.
 std::string Clean(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
   std::string out(text);
   for (char& c : out) {
     if (c == '\t' || c == '\r' || c == '\n') c = ' ';
   }
-  return std::string(absl::StripAsciiWhitespace(out));
+  return out;
 }
 
 int PositiveInt(absl::string_view text) {
@@ -68,24 +71,36 @@ SnapshotDecode MapResult(const SnapshotIndex& ix, const PassResult& pass) {
   auto& attrs = out.vehicle.attributes;
   const int make_slot = ix.SlotOf(element::kMake);
   const int model_slot = ix.SlotOf(element::kModel);
-  for (const PassItem& item : pass.items) {
-    const std::string value = Clean(item.Text(ix));
+  // Insert in variable-name order, so every insertion is at the end.
+  std::vector<const PassItem*> items;
+  items.reserve(pass.items.size());
+  for (const PassItem& item : pass.items) items.push_back(&item);
+  std::stable_sort(items.begin(), items.end(),
+                   [&ix](const PassItem* a, const PassItem* b) {
+                     return ix.elements[a->slot].code_rank <
+                            ix.elements[b->slot].code_rank;
+                   });
+  for (const PassItem* item : items) {
+    std::string value = Clean(item->Text(ix));
     if (value.empty()) continue;
-    const ElementInfo& element = ix.elements[item.slot];
-    auto [it, inserted] = attrs.try_emplace(element.code, value);
-    if (!inserted && element.multi_valued) {
-      // vPIC keeps every value of these elements; list them in rank order.
-      if (it->second != value &&
-          it->second.find("; " + value) == std::string::npos &&
-          it->second.rfind(value + ";", 0) != 0) {
-        absl::StrAppend(&it->second, "; ", value);
+    const ElementInfo& element = ix.elements[item->slot];
+    if (!attrs.empty() && attrs.rbegin()->first == element.code) {
+      if (element.multi_valued) {
+        // vPIC keeps every value of these elements; list them in rank order.
+        std::string& all = attrs.rbegin()->second;
+        if (all != value && all.find("; " + value) == std::string::npos &&
+            all.rfind(value + ";", 0) != 0) {
+          absl::StrAppend(&all, "; ", value);
+        }
       }
+    } else {
+      attrs.emplace_hint(attrs.end(), element.code, std::move(value));
     }
-    if (item.slot == make_slot && item.make != kNone) {
-      attrs["MakeID"] = absl::StrCat(ix.makes[item.make].id);
+    if (item->slot == make_slot && item->make != kNone) {
+      attrs["MakeID"] = absl::StrCat(ix.makes[item->make].id);
     }
-    if (item.slot == model_slot) {
-      attrs["ModelID"] = Clean(item.AttributeId(ix));
+    if (item->slot == model_slot) {
+      attrs["ModelID"] = Clean(item->AttributeId(ix));
     }
   }
   if (!pass.additional_error_text.empty()) {

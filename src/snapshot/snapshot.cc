@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <future>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <string>
 #include <utility>
 
@@ -42,7 +45,11 @@ bool BetterPass(const PassResult& a, const PassResult& b, int hint) {
 
 Snapshot::Snapshot(std::unique_ptr<const SnapshotIndex> index,
                    SnapshotInfo info)
-    : index_(std::move(index)), info_(std::move(info)) {}
+    : index_(std::move(index)),
+      info_(std::move(info)),
+      note_prefix_(absl::StrCat("decoded offline from the vPIC snapshot of ",
+                                info_.date, " (sha256 ", info_.sha256,
+                                "), reference year ")) {}
 
 Snapshot::~Snapshot() = default;
 
@@ -57,6 +64,11 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Load(
   absl::StatusOr<std::string> digest = sha256.get();
   if (!index.ok()) return index.status();
   if (!digest.ok()) return digest.status();
+#if defined(__GLIBC__)
+  // Give the loader's scratch memory (SQLite pages, row buffers) back to the
+  // system now rather than keep it resident for the life of the process.
+  malloc_trim(0);
+#endif
   SnapshotInfo info;
   info.path = path;
   info.sha256 = *std::move(digest);
@@ -108,6 +120,7 @@ absl::StatusOr<SnapshotDecode> Snapshot::Decode(absl::string_view vin,
   const std::vector<PlannedPass> plan =
       PlanPasses(ix, vin, raw_wmi, model_year_hint, reference_year);
   std::vector<PassResult> results;
+  results.reserve(plan.size());
   size_t next = 0;
   if (plan.front().number == 2) {
     results.push_back(RunPass(ix, vin, wmi, raw_wmi, plan.front()));
@@ -126,18 +139,14 @@ absl::StatusOr<SnapshotDecode> Snapshot::Decode(absl::string_view vin,
   }
   SnapshotDecode out = MapResult(ix, results[best]);
   out.notes.push_back(
-      {"snapshot",
-       absl::StrCat("decoded offline from the vPIC snapshot of ", info_.date,
-                    " (sha256 ", info_.sha256, "), reference year ",
-                    reference_year)});
+      {"snapshot", absl::StrCat(note_prefix_, reference_year)});
   return out;
 }
 
 size_t Snapshot::MemoryBytes() const {
   const SnapshotIndex& ix = *index_;
   size_t bytes = 0;
-  bytes += ix.pattern_key.capacity() * sizeof(uint32_t);
-  bytes += ix.pattern_slot.capacity() * sizeof(uint16_t);
+  bytes += ix.pattern_scan.capacity() * sizeof(SnapshotIndex::PatternScan);
   bytes += ix.pattern_value.capacity() * sizeof(uint32_t);
   bytes += ix.pattern_changed.capacity() * sizeof(int64_t);
   bytes += ix.pattern_id.capacity() * sizeof(uint32_t);

@@ -72,6 +72,7 @@ class Snapshot {
 
   std::unique_ptr<const SnapshotIndex> index_;
   SnapshotInfo info_;
+  std::string note_prefix_;  // the "snapshot" note, up to the reference year
 };
 
 }  // namespace snapshot

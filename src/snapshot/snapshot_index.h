@@ -38,6 +38,7 @@ struct ElementInfo {
   std::string code;         // the vPIC variable name: "BodyClass"
   int weight = -1;          // Element.weight; -1 when NULL
   bool multi_valued = false;  // the "Other ... Info" elements: all values kept
+  int code_rank = 0;          // position of `code` in sorted order
 };
 
 // A resolved pattern value (Pattern.AttributeId through the element's lookup
@@ -105,8 +106,17 @@ struct SnapshotIndex {
 
   // Patterns grouped by schema, in Pattern.Id order (structure of arrays).
   std::vector<uint32_t> schema_patterns_begin;  // size: schemas + 1
-  std::vector<uint32_t> pattern_key;
-  std::vector<uint16_t> pattern_slot;
+  // The scan's hot data, one cache-friendly row per pattern: the key's first
+  // two token masks inline (all ones past the key's end), so most patterns
+  // are rejected without touching the key.
+  struct PatternScan {
+    uint64_t mask0;
+    uint64_t mask1;
+    uint32_t key;
+    uint16_t slot;
+    uint16_t formula;  // 1 for formula keys (matched on folded codes)
+  };
+  std::vector<PatternScan> pattern_scan;
   std::vector<uint32_t> pattern_value;
   std::vector<int64_t> pattern_changed;  // coalesce(UpdatedOn, CreatedOn)
   std::vector<uint32_t> pattern_id;
