@@ -16,6 +16,15 @@ import sys
 YEAR_CODES = "ABCDEFGHJKLMNPRSTVWXY123456789"
 
 
+def corgi_year(vin, ref):
+    """corgi 2.0.1's model year: position 7 picks the cycle for every
+    vehicle, and years after ref + 1 go back 30."""
+    if vin[9] not in YEAR_CODES:
+        return 0
+    year = (1980 if vin[6].isdigit() else 2010) + YEAR_CODES.index(vin[9])
+    return year - 30 if year > ref + 1 else year
+
+
 def key_regex(key):
     out, i = "^", 0
     while i < len(key):
@@ -77,6 +86,21 @@ class Db:
                     names.add(name)
         return names
 
+    def nhtsa_model_keys(self, vin, year, model):
+        """The keys through which `model` matches the whole descriptor."""
+        w = self.wmi.get(self.wmi_of(vin))
+        if not w:
+            return []
+        desc = vin[3:8] + "|" + vin[9:]
+        out = []
+        for sid, f, t in self.links[w[0]]:
+            if year and not f <= year <= t:
+                continue
+            for keys, name in self.models[sid]:
+                if name == model and key_regex(keys).match(desc):
+                    out.append(keys)
+        return out
+
     def car_lt(self, vin):
         w = self.wmi.get(self.wmi_of(vin))
         return bool(w) and (w[1] in (2, 7) or (w[1] == 3 and w[2] == 1))
@@ -99,6 +123,7 @@ def main():
     corgi = load(corgi_path, 5)  # vin make model year codes
     vins = [v for v in ours if v in corgi]
     agree = collections.Counter()
+    by_class = collections.Counter()
     reasons = collections.Counter()
     examples = {}
 
@@ -118,12 +143,39 @@ def main():
         agree["model"] += same_model
         agree["year"] += same_year
         agree["all three"] += same_make and same_model and same_year
+        klass = "cars/MPVs/light trucks" if db.car_lt(vin) else "other types"
+        by_class[klass, "n"] += 1
+        by_class[klass, "agree"] += same_make and same_model and same_year
         if same_make and same_model and same_year:
             continue
         wmi = db.wmi.get(db.wmi_of(vin))
         if "7" in o_codes and wmi and wmi[3] is None:
             why("WMI not public at NHTSA (NULL PublicAvailabilityDate, e.g. "
                 "corgi's community WMIs): NHTSA says 7, corgi decodes", vin)
+        elif c_codes & {"300", "400"} or ("201" in c_codes and not c_year):
+            if "300" in c_codes:
+                why("corgi: WMI unknown (300)", vin)
+            elif "400" in c_codes and o_model and corgi_year(vin, ref) != o_year:
+                why("corgi returns 400 (no vehicle): its position-7 year rule "
+                    "picks the other 30-year cycle, where the WMI has no "
+                    "schema (NHTSA applies it only to cars, MPVs and light "
+                    "trucks and tries both cycles otherwise)", vin)
+            elif "400" in c_codes and o_model:
+                keys = db.nhtsa_model_keys(vin, o_year, o_model)
+                if keys and all(set(k) <= {"*"} for k in keys):
+                    why("corgi returns 400 (no vehicle): NHTSA's model key is "
+                        "all wildcards ('*'), which corgi drops", vin)
+                elif keys and all("|" in k for k in keys):
+                    why("corgi returns 400 (no vehicle): NHTSA's model key is "
+                        "a '|' key corgi cannot match (VDS part or class at "
+                        "position 11)", vin)
+                else:
+                    why("corgi returns 400 (no vehicle): other keys corgi "
+                        "does not keep (score <= 0.5, trailing-'*' rule)", vin)
+            elif "400" in c_codes:
+                why("corgi returns 400 and NHTSA has no model either", vin)
+            else:
+                why("corgi stops on position 10 (201)", vin)
         elif not same_year:
             if o_year and c_year and abs(o_year - c_year) == 30:
                 if not db.car_lt(vin):
@@ -137,10 +189,6 @@ def main():
                         "it has schemas", vin)
             else:
                 why("year: other", vin)
-        elif "400" in c_codes and o_model:
-            why("corgi finds no kept pattern (drops all-wildcard keys, never "
-                "matches '|' keys with classes); NHTSA's whole-key match "
-                "finds a model", vin)
         elif not same_model:
             nhtsa = db.nhtsa_models(vin, o_year)
             if not o_model and c_model:
@@ -170,6 +218,12 @@ def main():
     print(f"VINs compared: {n} (reference year {ref})")
     for k in ("make", "model", "year", "all three"):
         print(f"  agree on {k:9}: {agree[k]:5} ({100.0 * agree[k] / n:.1f}%)")
+    for klass in ("cars/MPVs/light trucks", "other types"):
+        k_n = by_class[klass, "n"]
+        if k_n:
+            k_a = by_class[klass, "agree"]
+            print(f"  {klass}: {k_a} of {k_n} agree on all three "
+                  f"({100.0 * k_a / k_n:.1f}%)")
     print("differences by cause (one cause per VIN):")
     for reason, count in reasons.most_common():
         print(f"  {count:5}  {reason}  [e.g. {examples[reason]}]")
