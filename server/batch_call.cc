@@ -133,15 +133,9 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
     absl::MutexLock lock(&mu_);
     items_.emplace(item, std::move(owned));
   }
-  if (request.source_preference() == vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY) {
-    item->OnFailed({engine::FailureReason::kUpstreamRejected,
-                    "no offline vPIC snapshot is loaded on this server; use "
-                    "SOURCE_PREFERENCE_LIVE_ONLY",
-                    false});
-    return;
-  }
-  engine::DecodeRequest r = FromProto(request.vin(), request.model_year(),
-                                      request.check_digit_policy());
+  engine::DecodeRequest r =
+      FromProto(request.vin(), request.model_year(),
+                request.check_digit_policy(), request.source_preference());
   r.deadline = deadline_;
   r.stagger = true;
   auto id = engine_->Submit(r, item);
@@ -152,7 +146,8 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
       refusing_ = true;  // read no more items
     }
     item->OnFailed({reason, std::string(id.status().message()),
-                    reason != engine::FailureReason::kInvalidVin});
+                    reason == engine::FailureReason::kShuttingDown ||
+                        reason == engine::FailureReason::kOverloaded});
     return;
   }
   absl::MutexLock lock(&mu_);

@@ -18,15 +18,9 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
              const vin::v1::DecodeRequest* request,
              vin::v1::DecodeResponse* response)
       : engine_(engine), response_(response) {
-    if (request->source_preference() ==
-        vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY) {
-      Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          "no offline vPIC snapshot is loaded on this server; "
-                          "use SOURCE_PREFERENCE_LIVE_ONLY"));
-      return;
-    }
-    engine::DecodeRequest r = FromProto(request->vin(), request->model_year(),
-                                        request->check_digit_policy());
+    engine::DecodeRequest r =
+        FromProto(request->vin(), request->model_year(),
+                  request->check_digit_policy(), request->source_preference());
     r.deadline = DeadlineOf(context);
     auto id = engine_->Submit(r, this);
     if (!id.ok()) {

@@ -40,6 +40,14 @@ ABSL_FLAG(int, batch_window, 256,
           "reads no further while the window is full (backpressure)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long work in progress may finish");
+ABSL_FLAG(std::string, snapshot_path, "",
+          "the vPIC snapshot file (scripts/fetch_snapshot.sh writes "
+          ".data/vpic.lite.db) for offline decodes; empty: live only. SIGHUP "
+          "reloads it without a restart");
+ABSL_FLAG(std::string, source_preference, "auto",
+          "for requests that leave it unspecified: auto (live_then_snapshot "
+          "when a snapshot is loaded, live_only otherwise), live_only, "
+          "snapshot_only or live_then_snapshot");
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error, critical or off");
 
@@ -64,10 +72,26 @@ class LogObserver final : public engine::EngineObserver {
   }
 };
 
-int WaitForStopSignal(const sigset_t& signals) {
-  int sig = 0;
-  sigwait(&signals, &sig);
-  return sig;
+bool ParseSourcePreference(const std::string& text,
+                           engine::SourcePreference* out) {
+  using P = engine::SourcePreference;
+  if (text == "auto") *out = P::kUnspecified;
+  else if (text == "live_only") *out = P::kLiveOnly;
+  else if (text == "snapshot_only") *out = P::kSnapshotOnly;
+  else if (text == "live_then_snapshot") *out = P::kLiveThenSnapshot;
+  else return false;
+  return true;
+}
+
+void LogSnapshot(const server::VinServer& s) {
+  if (auto snap = s.snapshot()) {
+    const auto& info = snap->info();
+    spdlog::info(
+        "offline snapshot {} (data up to {}, sha256 {}) loaded in {:.2f}s, "
+        "~{} MB",
+        info.path, info.date, info.sha256,
+        absl::ToDoubleSeconds(info.load_time), snap->MemoryBytes() >> 20);
+  }
 }
 
 }  // namespace
@@ -88,11 +112,13 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   LogObserver observer;
   server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
   options.batch_window = absl::GetFlag(FLAGS_batch_window);
   engine::EngineOptions& e = options.engine;
   e.vpic_base_url = absl::GetFlag(FLAGS_vpic_base_url);
@@ -108,6 +134,14 @@ int main(int argc, char** argv) {
   e.max_waiters = static_cast<size_t>(
       std::max<int64_t>(1, absl::GetFlag(FLAGS_max_pending)));
   e.observer = &observer;
+  if (!ParseSourcePreference(absl::GetFlag(FLAGS_source_preference),
+                             &e.default_source)) {
+    spdlog::critical(
+        "--source_preference must be auto, live_only, snapshot_only or "
+        "live_then_snapshot, got \"{}\"",
+        absl::GetFlag(FLAGS_source_preference));
+    return EXIT_FAILURE;
+  }
 
   auto server = server::VinServer::Start(options);
   if (!server.ok()) {
@@ -121,7 +155,29 @@ int main(int argc, char** argv) {
       absl::FormatDuration(e.retry_base), absl::FormatDuration(e.retry_cap),
       e.max_attempts, e.max_upstream_concurrency);
 
-  const int sig = WaitForStopSignal(signals);
+  if (options.snapshot_path.empty()) {
+    spdlog::info("no --snapshot_path: live decodes only");
+  } else if (!(*server)->snapshot_status().ok()) {
+    spdlog::warn("starting without the offline snapshot ({}): live decodes "
+                 "only; SIGHUP retries the load",
+                 (*server)->snapshot_status().ToString());
+  } else {
+    LogSnapshot(**server);
+  }
+
+  int sig = 0;
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    spdlog::info("SIGHUP received: reloading the offline snapshot");
+    const absl::Status reloaded = (*server)->ReloadSnapshot();
+    if (reloaded.ok()) {
+      LogSnapshot(**server);
+    } else {
+      spdlog::error("snapshot reload failed, keeping the current one: {}",
+                    reloaded.ToString());
+    }
+  }
   const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
   spdlog::info("{} received: not accepting calls; finishing work for up to {}",
                sig == SIGTERM ? "SIGTERM" : "SIGINT",

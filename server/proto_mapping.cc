@@ -75,14 +75,29 @@ void ToProto(const engine::Failure& in, vin::v1::FailedEvent* out) {
   }
 }
 
+engine::SourcePreference FromProto(vin::v1::SourcePreference source) {
+  switch (source) {
+    case vin::v1::SOURCE_PREFERENCE_LIVE_ONLY:
+      return engine::SourcePreference::kLiveOnly;
+    case vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY:
+      return engine::SourcePreference::kSnapshotOnly;
+    case vin::v1::SOURCE_PREFERENCE_LIVE_THEN_SNAPSHOT:
+      return engine::SourcePreference::kLiveThenSnapshot;
+    default:
+      return engine::SourcePreference::kUnspecified;
+  }
+}
+
 engine::DecodeRequest FromProto(const std::string& vin, int model_year,
-                                vin::v1::CheckDigitPolicy policy) {
+                                vin::v1::CheckDigitPolicy policy,
+                                vin::v1::SourcePreference source) {
   engine::DecodeRequest r;
   r.vin = vin;
   r.model_year = model_year;
   r.check_digit_policy = policy == vin::v1::CHECK_DIGIT_POLICY_WARN
                              ? vin::CheckDigitPolicy::kWarn
                              : vin::CheckDigitPolicy::kEnforce;
+  r.source_preference = FromProto(source);
   return r;
 }
 

@@ -17,7 +17,9 @@ void ToProto(absl::Duration in, google::protobuf::Duration* out);
 // The engine request for the wire fields; deadline and stagger are the
 // caller's to set.
 engine::DecodeRequest FromProto(const std::string& vin, int model_year,
-                                vin::v1::CheckDigitPolicy policy);
+                                vin::v1::CheckDigitPolicy policy,
+                                vin::v1::SourcePreference source);
+engine::SourcePreference FromProto(vin::v1::SourcePreference source);
 
 }  // namespace server
 

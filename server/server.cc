@@ -14,6 +14,12 @@ namespace server {
 absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     ServerOptions options) {
   std::unique_ptr<VinServer> s(new VinServer());
+  s->snapshots_ = std::make_unique<snapshot::SnapshotStore>();
+  s->snapshot_path_ = options.snapshot_path;
+  if (!options.snapshot_path.empty()) {
+    s->snapshot_status_ = s->snapshots_->Reload(options.snapshot_path);
+  }
+  options.engine.snapshots = s->snapshots_.get();
   auto engine = engine::Engine::Create(options.engine);
   if (!engine.ok()) return engine.status();
   s->engine_ = *std::move(engine);
@@ -62,5 +68,15 @@ void VinServer::Shutdown(absl::Duration grace) {
 }
 
 void VinServer::Wait() { server_->Wait(); }
+
+absl::Status VinServer::ReloadSnapshot(const std::string& path) {
+  const std::string& file = path.empty() ? snapshot_path_ : path;
+  if (file.empty()) {
+    return absl::FailedPreconditionError(
+        "no snapshot file to reload: the server was started without "
+        "--snapshot_path");
+  }
+  return snapshots_->Reload(file);
+}
 
 }  // namespace server

@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "server/decode_service.h"
 #include "server/health_service.h"
+#include "snapshot/snapshot_store.h"
 
 namespace server {
 
@@ -22,6 +23,8 @@ struct ServerOptions {
   // Items of one DecodeBatch stream in progress at once; beyond it the
   // server stops reading the stream until an item's last event is written.
   int batch_window = 256;
+  // The vPIC snapshot file for offline decodes; "" for none (live only).
+  std::string snapshot_path;
   // Larger requests are refused by gRPC with RESOURCE_EXHAUSTED.
   int max_receive_message_bytes = 64 * 1024;
 };
@@ -47,9 +50,23 @@ class VinServer {
   // Blocks until Shutdown has completed.
   void Wait();
 
+  // Why no snapshot is loaded (OK when one is, or when none was asked for).
+  const absl::Status& snapshot_status() const { return snapshot_status_; }
+  // The snapshot in use, or null.
+  std::shared_ptr<const snapshot::Snapshot> snapshot() const {
+    return snapshots_->Current();
+  }
+  // Loads the snapshot file again (or `path`, when given) and swaps it in;
+  // decodes in progress finish on the old one. On failure the current
+  // snapshot stays. Thread-safe.
+  absl::Status ReloadSnapshot(const std::string& path = "");
+
  private:
   VinServer() = default;
 
+  std::string snapshot_path_;
+  absl::Status snapshot_status_;
+  std::unique_ptr<snapshot::SnapshotStore> snapshots_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<DecodeService> decode_;
   std::unique_ptr<HealthService> health_;

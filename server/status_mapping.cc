@@ -17,6 +17,7 @@ grpc::StatusCode CodeOf(engine::FailureReason reason) {
     case R::kShuttingDown:
       return grpc::StatusCode::UNAVAILABLE;
     case R::kUpstreamRejected:
+    case R::kNoSnapshot:
       return grpc::StatusCode::FAILED_PRECONDITION;
     case R::kCancelled:
       return grpc::StatusCode::CANCELLED;
@@ -59,6 +60,8 @@ engine::FailureReason FailureReasonOf(const absl::Status& status) {
       return engine::FailureReason::kInvalidVin;
     case absl::StatusCode::kResourceExhausted:
       return engine::FailureReason::kOverloaded;
+    case absl::StatusCode::kFailedPrecondition:
+      return engine::FailureReason::kNoSnapshot;
     default:
       return engine::FailureReason::kShuttingDown;
   }
@@ -81,6 +84,8 @@ vin::v1::FailureReason ToProto(engine::FailureReason reason) {
       return vin::v1::FAILURE_REASON_OVERLOADED;
     case R::kDeadlineExceeded:
       return vin::v1::FAILURE_REASON_DEADLINE_EXCEEDED;
+    case R::kNoSnapshot:
+      return vin::v1::FAILURE_REASON_NO_SNAPSHOT;
   }
   return vin::v1::FAILURE_REASON_UNSPECIFIED;
 }

@@ -67,6 +67,14 @@ absl::StatusOr<Engine::WaiterId> Engine::Submit(const DecodeRequest& request,
         "model_year must be 0 (no hint) or between 1980 and 2100, got ",
         request.model_year));
   }
+  const SourcePreference source = Resolve(request.source_preference);
+  if (source == SourcePreference::kSnapshotOnly &&
+      (options_.snapshots == nullptr ||
+       options_.snapshots->Current() == nullptr)) {
+    return absl::FailedPreconditionError(
+        "no offline vPIC snapshot is loaded on this server; ask for "
+        "SOURCE_PREFERENCE_LIVE_ONLY, or start it with --snapshot_path");
+  }
   if (shutting_down_.load()) {
     return absl::UnavailableError("the server is shutting down");
   }
@@ -81,12 +89,23 @@ absl::StatusOr<Engine::WaiterId> Engine::Submit(const DecodeRequest& request,
     warnings.push_back({std::move(w.code), std::move(w.message)});
   }
   const WaiterId id = next_waiter_.fetch_add(1);
-  Waiter waiter{listener, request.deadline, 0};
+  Waiter waiter{listener, request.deadline, 0, source};
   Post([this, id, key = coalesce::FlightKey{valid->vin, request.model_year},
         warnings = std::move(warnings), waiter, stagger = request.stagger] {
     OnSubmit(id, key, warnings, waiter, stagger);
   });
   return id;
+}
+
+SourcePreference Engine::Resolve(SourcePreference requested) const {
+  if (requested != SourcePreference::kUnspecified) return requested;
+  if (options_.default_source != SourcePreference::kUnspecified) {
+    return options_.default_source;
+  }
+  const bool loaded = options_.snapshots != nullptr &&
+                      options_.snapshots->Current() != nullptr;
+  return loaded ? SourcePreference::kLiveThenSnapshot
+                : SourcePreference::kLiveOnly;
 }
 
 void Engine::Cancel(WaiterId id) {
@@ -171,7 +190,21 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   if (loop_shutting_down_) {
     Failure f{FailureReason::kShuttingDown,
               "the server is shutting down; try again later", true};
-    DeliverFailure(waiter, f);
+    DeliverFailure(waiter, f, key, warnings);
+    return;
+  }
+  if (waiter.source == SourcePreference::kSnapshotOnly) {
+    waiter.listener->OnQueued(false);
+    if (auto answer = SnapshotAnswer(key, warnings, 0, "")) {
+      waiter.listener->OnDone(std::move(answer));
+      Release(waiter);
+    } else {
+      DeliverFailure(waiter,
+                     {FailureReason::kNoSnapshot,
+                      "the offline vPIC snapshot could not decode this VIN",
+                      false},
+                     key, warnings);
+    }
     return;
   }
   if (auto cached = cache_.Lookup(key, now)) {
@@ -181,13 +214,21 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     return;
   }
   if (waiter.deadline <= now) {
-    DeliverFailure(waiter, {FailureReason::kDeadlineExceeded,
-                            "the deadline passed before the decode started",
-                            true});
+    DeliverFailure(waiter,
+                   {FailureReason::kDeadlineExceeded,
+                    "the deadline passed before the decode started", true},
+                   key, warnings);
     return;
   }
   DecodeListener* listener = waiter.listener;
   const absl::Time deadline = waiter.deadline;
+  // A waiter that may fall back to the snapshot leaves the live path a
+  // little before its deadline, so that the snapshot answer arrives in time.
+  absl::Time leave_at = deadline;
+  if (waiter.source == SourcePreference::kLiveThenSnapshot &&
+      deadline != absl::InfiniteFuture()) {
+    leave_at = std::max(now, deadline - options_.snapshot_fallback_margin);
+  }
   auto [f, created] = table_.Join(key, id, waiter);
   Waiter& w = f->waiters.at(id);
   listener->OnQueued(!created);
@@ -200,12 +241,13 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   }
   // A waiter whose deadline falls before the flight's next attempt leaves
   // at once: it would only sleep into its deadline.
-  if (!created && f->state.wakeup != 0 && deadline < f->state.retry_at) {
+  if (!created && f->state.wakeup != 0 && leave_at < f->state.retry_at) {
     OnCancel(id, FailureReason::kUpstreamUnavailable, "");
     return;
   }
-  if (deadline != absl::InfiniteFuture()) {
-    w.deadline_timer = scheduler_.ScheduleAt(deadline, [this, id] {
+  w.deadline = leave_at;
+  if (leave_at != absl::InfiniteFuture()) {
+    w.deadline_timer = scheduler_.ScheduleAt(leave_at, [this, id] {
       OnCancel(id, FailureReason::kDeadlineExceeded,
                "the deadline passed while vPIC was being asked");
     });
@@ -244,7 +286,7 @@ void Engine::OnCancel(WaiterId id, FailureReason reason,
   } else if (f->state.last_retrying) {
     failure.last_error = f->state.last_retrying->error;
   }
-  DeliverFailure(w, failure);
+  DeliverFailure(w, failure, f->key, f->state.warnings);
   AbandonIfEmpty(f);
 }
 
@@ -394,8 +436,10 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
 void Engine::FailFlight(Flight* f, Failure failure) {
   Summarise(f, false, failure.message, f->waiters.size());
   StopFlightWork(f);
+  const coalesce::FlightKey key = f->key;
+  const std::vector<vpic::Note> warnings = f->state.warnings;
   auto waiters = table_.Erase(f);
-  for (auto& [id, w] : waiters) DeliverFailure(w, failure);
+  for (auto& [id, w] : waiters) DeliverFailure(w, failure, key, warnings);
 }
 
 void Engine::FailEverything(const Failure& failure) {
@@ -410,9 +454,53 @@ void Engine::FailEverything(const Failure& failure) {
   ready_.clear();
 }
 
-void Engine::DeliverFailure(Waiter& w, const Failure& failure) {
+void Engine::DeliverFailure(Waiter& w, const Failure& failure,
+                            const coalesce::FlightKey& key,
+                            const std::vector<vpic::Note>& warnings) {
+  const bool live_failed_for_good =
+      failure.reason == FailureReason::kUpstreamUnavailable ||
+      failure.reason == FailureReason::kUpstreamRejected ||
+      failure.reason == FailureReason::kDeadlineExceeded;
+  if (w.source == SourcePreference::kLiveThenSnapshot && live_failed_for_good) {
+    if (auto answer =
+            SnapshotAnswer(key, warnings, failure.attempts, failure.message)) {
+      w.listener->OnDone(std::move(answer));
+      Release(w);
+      return;
+    }
+  }
   w.listener->OnFailed(failure);
   Release(w);
+}
+
+std::shared_ptr<const DecodeResult> Engine::SnapshotAnswer(
+    const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
+    int attempts, const std::string& live_failure) {
+  if (options_.snapshots == nullptr) return nullptr;
+  std::shared_ptr<const snapshot::Snapshot> snap =
+      options_.snapshots->Current();
+  if (snap == nullptr) return nullptr;
+  const absl::Time now = clock_->Now();
+  const int reference_year =
+      static_cast<int>(absl::ToCivilYear(now, absl::UTCTimeZone()).year());
+  auto decoded = snap->Decode(key.vin, key.model_year, reference_year);
+  if (!decoded.ok()) return nullptr;
+  auto result = std::make_shared<DecodeResult>();
+  result->vin = key.vin;
+  result->vehicle = std::move(decoded->vehicle);
+  result->source = Source::kSnapshot;
+  result->attempts = attempts;
+  result->notes = warnings;
+  for (auto& n : decoded->notes) result->notes.push_back(std::move(n));
+  if (!live_failure.empty()) {
+    result->notes.push_back(
+        {"live_failure",
+         absl::StrCat("answered from the offline snapshot because the live "
+                      "decode failed: ",
+                      live_failure)});
+  }
+  result->decode_time = now;
+  return result;
 }
 
 // The waiter has had its terminal event.

@@ -24,6 +24,7 @@
 #include "engine/types.h"
 #include "retry/jitter.h"
 #include "retry/scheduler.h"
+#include "snapshot/snapshot_store.h"
 #include "vin/vin.h"
 #include "vpic/client.h"
 
@@ -45,6 +46,14 @@ struct EngineOptions {
   // Tests only: the jitter's random source. Empty means real randomness.
   retry::Jitter::Uniform uniform;
   EngineObserver* observer = nullptr;  // not owned; may be null
+  // The offline snapshot, if any (not owned; may be null or empty).
+  snapshot::SnapshotStore* snapshots = nullptr;
+  // For requests that leave the choice to the server. kUnspecified means
+  // LIVE_THEN_SNAPSHOT while a snapshot is loaded, LIVE_ONLY otherwise.
+  SourcePreference default_source = SourcePreference::kUnspecified;
+  // A LIVE_THEN_SNAPSHOT waiter with a deadline falls back to the snapshot
+  // this long before the deadline, so that the answer can still arrive.
+  absl::Duration snapshot_fallback_margin = absl::Milliseconds(100);
 };
 
 struct DecodeRequest {
@@ -57,6 +66,7 @@ struct DecodeRequest {
   // Batch items: a new flight waits a random [0, retry_base) before its
   // first attempt (DESIGN rule 7).
   bool stagger = false;
+  SourcePreference source_preference = SourcePreference::kUnspecified;
 };
 
 struct EngineStats {
@@ -81,7 +91,8 @@ class Engine {
 
   // Validates `request` and starts or joins its decode. Errors, on which the
   // listener is never called: INVALID_ARGUMENT (the message names the rule
-  // broken), UNAVAILABLE (shutting down), RESOURCE_EXHAUSTED (overloaded).
+  // broken), UNAVAILABLE (shutting down), RESOURCE_EXHAUSTED (overloaded),
+  // FAILED_PRECONDITION (SNAPSHOT_ONLY without a snapshot loaded).
   // Otherwise `listener` receives the waiter's events and must stay valid
   // until its OnDone/OnFailed.
   absl::StatusOr<WaiterId> Submit(const DecodeRequest& request,
@@ -104,6 +115,7 @@ class Engine {
     DecodeListener* listener = nullptr;
     absl::Time deadline = absl::InfiniteFuture();
     retry::Scheduler::TimerId deadline_timer = 0;
+    SourcePreference source = SourcePreference::kLiveOnly;  // resolved
   };
   struct FlightState {
     std::vector<vpic::Note> warnings;  // local validation notes
@@ -128,6 +140,7 @@ class Engine {
   // Loop-thread only below.
   void OnSubmit(WaiterId id, coalesce::FlightKey key,
                 std::vector<vpic::Note> warnings, Waiter waiter, bool stagger);
+  SourcePreference Resolve(SourcePreference requested) const;
   void OnCancel(WaiterId id, FailureReason reason, const std::string& message);
   void EnqueueAttempt(Flight* f);
   void StartReadyAttempts();
@@ -138,7 +151,16 @@ class Engine {
   void FailFlight(Flight* f, Failure failure);
   void AbandonIfEmpty(Flight* f);
   void StopFlightWork(Flight* f);
-  void DeliverFailure(Waiter& w, const Failure& failure);
+  // Fails the waiter, or answers it from the snapshot when it allows that
+  // and the live path failed for good.
+  void DeliverFailure(Waiter& w, const Failure& failure,
+                      const coalesce::FlightKey& key,
+                      const std::vector<vpic::Note>& warnings);
+  // A snapshot answer, or nullptr when no snapshot is loaded or it cannot
+  // decode the VIN.
+  std::shared_ptr<const DecodeResult> SnapshotAnswer(
+      const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
+      int attempts, const std::string& live_failure);
   void Release(Waiter& w);
   void FailEverything(const Failure& failure);
   void Summarise(const Flight* f, bool ok, std::string outcome,

@@ -16,6 +16,14 @@ namespace engine {
 
 enum class Source { kVpic, kCache, kSnapshot };
 
+// Which decoders may answer a request.
+enum class SourcePreference {
+  kUnspecified,       // the server's default
+  kLiveOnly,          // vPIC or the cache of vPIC answers
+  kSnapshotOnly,      // the offline snapshot only; vPIC is never asked
+  kLiveThenSnapshot,  // the snapshot once the live path has failed for good
+};
+
 struct DecodeResult {
   std::string vin;  // normalised
   vpic::Vehicle vehicle;
@@ -33,6 +41,7 @@ enum class FailureReason {
   kShuttingDown,
   kOverloaded,
   kDeadlineExceeded,
+  kNoSnapshot,  // SNAPSHOT_ONLY asked of a server with no snapshot loaded
 };
 
 struct Failure {

@@ -55,13 +55,28 @@ bool EngineModelBefore(const Candidate& a, const Candidate& b) {
   return a.pattern_id > b.pattern_id;
 }
 
-bool InSet(char c, absl::string_view set) {
-  return set.find(c) != absl::string_view::npos;
-}
+// A set of ASCII characters, tested in constant time.
+class CharSet {
+ public:
+  constexpr explicit CharSet(const char* chars) : bits_{} {
+    for (; *chars != '\0'; ++chars) {
+      const auto c = static_cast<unsigned char>(*chars);
+      bits_[c / 64] |= uint64_t{1} << (c % 64);
+    }
+  }
+  constexpr bool Has(char ch) const {
+    const auto c = static_cast<unsigned char>(ch);
+    return c < 128 && ((bits_[c / 64] >> (c % 64)) & 1) != 0;
+  }
 
-constexpr absl::string_view kDigits = "0123456789";
-constexpr absl::string_view kVinChars = "0123456789ABCDEFGHJKLMNPRSTUVWXYZ";
-constexpr absl::string_view kYearChars = "123456789ABCDEFGHJKLMNPRSTVWXY";
+ private:
+  uint64_t bits_[2];
+};
+
+constexpr CharSet kDigits("0123456789");
+constexpr CharSet kVinChars("0123456789ABCDEFGHJKLMNPRSTUVWXYZ");
+constexpr CharSet kYearChars("123456789ABCDEFGHJKLMNPRSTVWXY");
+constexpr CharSet kCheckDigitChars("0123456789X*");
 
 // vPIC fVINCheckDigit2: '?' when a position holds a character its rule
 // forbids (digits only from position 13 or 14 on), else the check digit.
@@ -69,14 +84,14 @@ char VpicCheckDigit(absl::string_view vin, bool car_mpv_lt) {
   const bool low_volume = vin[2] == '9';
   for (int i = 1; i <= 17; ++i) {
     const char c = vin[i - 1];
-    absl::string_view allowed = kVinChars;
+    const CharSet* allowed = &kVinChars;
     if (i == 10) {
-      allowed = kYearChars;
+      allowed = &kYearChars;
     } else if ((i == 13 && !low_volume && car_mpv_lt) ||
                (i == 14 && !low_volume) || i >= 15) {
-      allowed = kDigits;
+      allowed = &kDigits;
     }
-    if (!InSet(c, allowed)) return '?';
+    if (!allowed->Has(c)) return '?';
   }
   return vin::ComputeCheckDigit(vin);
 }
@@ -89,9 +104,10 @@ bool IsOneOf(absl::string_view attribute_id,
   return false;
 }
 
+// vPIC's trim(coalesce(info, '') || ' text '): pieces joined by one space.
 void AppendInfo(std::string* info, absl::string_view text) {
-  *info = std::string(
-      absl::StripAsciiWhitespace(absl::StrCat(*info, " ", text, " ")));
+  if (!info->empty()) info->push_back(' ');
+  absl::StrAppend(info, text);
 }
 
 class Pass {
@@ -234,8 +250,9 @@ class Pass {
     for (const Candidate& c : multi_) result_.items.push_back(ItemFrom(c));
   }
 
+  // Adds a WMI-level item whose value is `text`, or `*ref` (index-owned).
   void AddText(int element_id, std::string text, bool has_pattern,
-               uint32_t make = kNone) {
+               uint32_t make = kNone, const std::string* ref = nullptr) {
     const int slot = ix_.SlotOf(element_id);
     if (slot < 0) return;
     PassItem item;
@@ -243,6 +260,7 @@ class Pass {
     item.source = Source::kWmi;
     item.own_text = true;
     item.text = std::move(text);
+    item.ref = ref;
     item.priority = kWmiPriority;
     item.has_pattern = has_pattern;
     item.make = make;
@@ -251,10 +269,10 @@ class Pass {
 
   void AddWmiItems() {
     if (!wmi_->vehicle_type.empty()) {
-      AddText(element::kVehicleType, wmi_->vehicle_type, false);
+      AddText(element::kVehicleType, "", false, kNone, &wmi_->vehicle_type);
       vehicle_type_id_ = wmi_->vehicle_type_id;
     }
-    AddText(element::kManufacturer, wmi_->manufacturer, false);
+    AddText(element::kManufacturer, "", false, kNone, &wmi_->manufacturer);
     AddText(element::kManufacturerId,
             wmi_->manufacturer_id == 0 ? std::string()
                                        : absl::StrCat(wmi_->manufacturer_id),
@@ -271,14 +289,14 @@ class Pass {
     if (model != nullptr) {
       const uint32_t make = ix_.values[model->value].make;
       if (make != kNone) {
-        AddText(element::kMake, ix_.makes[make].name, true, make);
+        AddText(element::kMake, "", true, make, &ix_.makes[make].name);
         result_.items.back().source = Source::kMakeFromModel;
         result_.items.back().priority = kModelMakePriority;
         result_.items.back().pattern_id = model->pattern_id;
       }
     } else if (wmi_->only_make != kNone) {
-      AddText(element::kMake, ix_.makes[wmi_->only_make].name, false,
-              wmi_->only_make);
+      AddText(element::kMake, "", false, wmi_->only_make,
+              &ix_.makes[wmi_->only_make].name);
     }
   }
 
@@ -359,13 +377,13 @@ class Pass {
       const char c = vin_[j - 1];
       bool bad;
       if (j == 9) {
-        bad = !InSet(c, "0123456789X*");
+        bad = !kCheckDigitChars.Has(c);
       } else if (j < start) {
-        bad = !InSet(c, kVinChars) && c != '*';
+        bad = !kVinChars.Has(c) && c != '*';
       } else {
-        bad = !InSet(c, kDigits) && c != '*';
+        bad = !kDigits.Has(c) && c != '*';
       }
-      if (j == 10 && !InSet(c, kYearChars)) bad = true;
+      if (j == 10 && !kYearChars.Has(c)) bad = true;
       if (bad) absl::StrAppend(&invalid, invalid.empty() ? "" : ", ", j, ":",
                                std::string(1, c));
     }

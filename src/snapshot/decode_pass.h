@@ -25,6 +25,7 @@ struct PassItem {
   uint32_t value = kNone;  // index into SnapshotIndex::values, or kNone
   bool own_text = false;   // the value is `text`, not values[value].text
   std::string text;
+  const std::string* ref = nullptr;  // else: the value, held by the index
   uint32_t make = kNone;   // kMakeFromModel / kWmi make: index into makes
   // Rank inputs (NHTSA's order) and provenance.
   int priority = 0;  // Wmi_VinSchema.YearFrom, or 100/50 for formula/engine
@@ -35,9 +36,11 @@ struct PassItem {
   bool has_pattern = false;  // vPIC's PatternId IS NOT NULL
 
   const std::string& Text(const SnapshotIndex& ix) const {
+    if (ref != nullptr) return *ref;
     return own_text || value == kNone ? text : ix.values[value].text;
   }
   const std::string& AttributeId(const SnapshotIndex& ix) const {
+    if (ref != nullptr) return *ref;
     return value == kNone ? text : ix.values[value].attribute_id;
   }
 };
