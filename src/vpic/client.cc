@@ -171,9 +171,13 @@ void Client::Finish(Transfer* t, int curl_code) {
   done(std::move(result));
 }
 
+// Wait first, then drive transfers and collect the finished ones. (Driving
+// before waiting could finish a transfer and then sleep on a socket set that
+// no longer holds it, delaying its callback by the whole timeout.) Newly
+// added transfers make libcurl's own timeout zero, so the wait returns at
+// once for them.
 void Client::Poll(absl::Duration timeout) {
   int running = 0;
-  curl_multi_perform(multi_, &running);
   const int timeout_ms = static_cast<int>(std::clamp<int64_t>(
       absl::ToInt64Milliseconds(absl::Ceil(timeout, absl::Milliseconds(1))), 0,
       60000));

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# What a person at a terminal does: list the services by reflection, check
-# health and decode one VIN with `buf curl`, no proto files at hand.
-# Usage: reflection_test.sh VIN_SERVER FAKE_VPIC BUF
+# What a person at a terminal does, as the README shows it: list the services
+# by reflection, check health, decode and stream with `buf curl` (no proto
+# files at hand), run a dealer feed through `vinctl batch`, stop the server.
+# Usage: terminal_test.sh VIN_SERVER FAKE_VPIC BUF VINCTL
 set -euo pipefail
-server_bin=$1 fake_bin=$2 buf=$3
+server_bin=$1 fake_bin=$2 buf=$3 vinctl=$4
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 source "$(dirname "$0")/../testing/procs.sh"
 trap 'stop_procs; rm -rf "$work"' EXIT
@@ -53,10 +55,25 @@ grep -q '"FAILURE_REASON_INVALID_VIN"' <<<"$streamed" || fail "invalid item not 
 grep -q '"requestId": "#1"' <<<"$streamed" || fail "default request id not #1"
 grep -q '"requestId": "stock-17"' <<<"$streamed" || fail "request id not echoed"
 
+# The README's dealer feed: every row answered in order, columns kept, the
+# invalid VIN reported, exit status 1 because one row failed.
+rc=0
+feed=$("$vinctl" batch --server="127.0.0.1:$port" \
+  --in="$repo/client/examples/inventory.csv" 2>"$work/vinctl.err") || rc=$?
+echo "$feed"
+cat "$work/vinctl.err"
+[ "$rc" -eq 1 ] || fail "vinctl batch exited $rc, expected 1 (one row failed)"
+[ "$(wc -l <<<"$feed")" -eq 6 ] || fail "expected a header and 5 rows"
+[ "$(cut -c1-6 <<<"$feed" | tr '\n' ' ')" = "stock, A-1001 A-1002 A-1003 A-1004 A-1005 " ] ||
+  fail "rows out of input order"
+grep -qE '^A-1001,1FTMW1T88MFA00001,"41,990",Oxford White,done,(VPIC|CACHE),FORD,F-150,2021,' <<<"$feed" ||
+  fail "row A-1001 not decoded with its columns kept"
+grep -q '^A-1003,.*,failed,.*,INVALID_VIN,' <<<"$feed" || fail "row A-1003 not INVALID_VIN"
+
 # SIGTERM: clean exit 0.
 kill -TERM "$server_pid"
 rc=0
 wait "$server_pid" || rc=$?
 server_pid=
 [ "$rc" -eq 0 ] || fail "vin-server exited $rc on SIGTERM"
-echo "reflection, health, decode, streaming and SIGTERM behave as a terminal user expects"
+echo "reflection, health, decode, streaming, vinctl batch and SIGTERM behave as a terminal user expects"
