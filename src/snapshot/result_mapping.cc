@@ -1,7 +1,6 @@
 #include "snapshot/result_mapping.h"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -22,42 +21,6 @@ std::string Clean(absl::string_view text) {
     if (c == '\t' || c == '\r' || c == '\n') c = ' ';
   }
   return out;
-}
-
-int PositiveInt(absl::string_view text) {
-  int n = 0;
-  if (!absl::SimpleAtoi(text, &n) || n < 0) return 0;
-  return n;
-}
-
-double PositiveDouble(absl::string_view text) {
-  double d = 0;
-  if (!absl::SimpleAtod(text, &d) || !std::isfinite(d) || d < 0) return 0;
-  return d;
-}
-
-// The typed fields, read from the attributes exactly as vpic/parse.cc reads
-// a live answer, so that both sources fill them alike.
-void MapTypedFields(vpic::Vehicle* vehicle) {
-  const auto& attrs = vehicle->attributes;
-  auto get = [&attrs](const char* name) -> std::string {
-    auto it = attrs.find(name);
-    return it == attrs.end() ? std::string() : it->second;
-  };
-  vehicle->make = get("Make");
-  vehicle->model = get("Model");
-  vehicle->model_year = PositiveInt(get("ModelYear"));
-  vehicle->trim = get("Trim");
-  vehicle->series = get("Series");
-  vehicle->manufacturer = get("Manufacturer");
-  vehicle->vehicle_type = get("VehicleType");
-  vehicle->body_class = get("BodyClass");
-  vehicle->drive_type = get("DriveType");
-  vehicle->fuel_type_primary = get("FuelTypePrimary");
-  vehicle->engine_model = get("EngineModel");
-  vehicle->engine_cylinders = PositiveInt(get("EngineCylinders"));
-  vehicle->displacement_l = PositiveDouble(get("DisplacementL"));
-  vehicle->plant_country = get("PlantCountry");
 }
 
 constexpr char kOffRoadNote[] =
@@ -106,7 +69,7 @@ SnapshotDecode MapResult(const SnapshotIndex& ix, const PassResult& pass) {
   if (!pass.additional_error_text.empty()) {
     attrs["AdditionalErrorText"] = pass.additional_error_text;
   }
-  MapTypedFields(&out.vehicle);
+  vpic::FillTypedFields(&out.vehicle);
   for (int c : pass.codes) {
     std::string text = VpicErrorText(c);
     if (c == code::kCheckDigit && pass.off_road) text += kOffRoadNote;

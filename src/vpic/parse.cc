@@ -1,6 +1,5 @@
 #include "vpic/parse.h"
 
-#include <cmath>
 #include <exception>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -63,43 +62,6 @@ bool ScalarText(const Json& value, std::string* out) {
     default:
       return false;
   }
-}
-
-// A positive integer, or 0 when `text` is not one.
-int PositiveInt(absl::string_view text) {
-  int n = 0;
-  if (!absl::SimpleAtoi(text, &n) || n < 0) return 0;
-  return n;
-}
-
-// A positive finite number, or 0 when `text` is not one.
-double PositiveDouble(absl::string_view text) {
-  double d = 0;
-  if (!absl::SimpleAtod(text, &d) || !std::isfinite(d) || d < 0) return 0;
-  return d;
-}
-
-// Fills the typed fields of `vehicle` from its attributes.
-void MapTypedFields(Vehicle* vehicle) {
-  const auto& attrs = vehicle->attributes;
-  auto get = [&attrs](const char* name) -> std::string {
-    auto it = attrs.find(name);
-    return it == attrs.end() ? std::string() : it->second;
-  };
-  vehicle->make = get("Make");
-  vehicle->model = get("Model");
-  vehicle->model_year = PositiveInt(get("ModelYear"));
-  vehicle->trim = get("Trim");
-  vehicle->series = get("Series");
-  vehicle->manufacturer = get("Manufacturer");
-  vehicle->vehicle_type = get("VehicleType");
-  vehicle->body_class = get("BodyClass");
-  vehicle->drive_type = get("DriveType");
-  vehicle->fuel_type_primary = get("FuelTypePrimary");
-  vehicle->engine_model = get("EngineModel");
-  vehicle->engine_cylinders = PositiveInt(get("EngineCylinders"));
-  vehicle->displacement_l = PositiveDouble(get("DisplacementL"));
-  vehicle->plant_country = get("PlantCountry");
 }
 
 // Splits "N - text" into its code and text. Returns false when `item` does
@@ -200,7 +162,7 @@ absl::StatusOr<Decoded> Parse(absl::string_view body) {
       decoded.vehicle.attributes[name] = std::move(text);
     }
   }
-  MapTypedFields(&decoded.vehicle);
+  FillTypedFields(&decoded.vehicle);
   decoded.notes = MakeNotes(error_code, error_text);
   return decoded;
 }

@@ -44,6 +44,12 @@ struct Decoded {
   std::vector<Note> notes;
 };
 
+// Fills the typed fields of `vehicle` from its `attributes` (vPIC variable
+// names: "Make", "ModelYear", "DisplacementL", ...), so that every source of
+// results (live answers, the snapshot) fills them alike. Numbers that do not
+// parse as non-negative values stay 0.
+void FillTypedFields(Vehicle* vehicle);
+
 }  // namespace vpic
 
 #endif  // VIN_VPIC_VEHICLE_H_
