@@ -11,7 +11,11 @@ source "$(dirname "$0")/../testing/procs.sh"
 trap 'stop_procs; rm -rf "$work"' EXIT
 
 start_fake "$fake_bin" "$work/fake.log"
-start_server "$server_bin" "$work/server.log"
+snapshot=()
+if [ -f "$repo/.data/vpic.lite.db" ]; then
+  snapshot=(--snapshot_path="$repo/.data/vpic.lite.db")
+fi
+start_server "$server_bin" "$work/server.log" "${snapshot[@]}"
 url="http://127.0.0.1:$port"
 curl_args=(--protocol grpc --http2-prior-knowledge)
 
@@ -70,10 +74,28 @@ grep -qE '^A-1001,1FTMW1T88MFA00001,"41,990",Oxford White,done,(VPIC|CACHE),FORD
   fail "row A-1001 not decoded with its columns kept"
 grep -q '^A-1003,.*,failed,.*,INVALID_VIN,' <<<"$feed" || fail "row A-1003 not INVALID_VIN"
 
+# SIGHUP reloads the snapshot without a restart (when one is loaded).
+if [ ${#snapshot[@]} -gt 0 ]; then
+  await_line "$work/server.log" 'offline snapshot .* loaded' >/dev/null
+  kill -HUP "$server_pid"
+  await_line "$work/server.log" 'SIGHUP received: reloading' >/dev/null
+  for _ in $(seq 200); do
+    [ "$(grep -c 'offline snapshot .* loaded' "$work/server.log")" -ge 2 ] && break
+    sleep 0.1
+  done
+  [ "$(grep -c 'offline snapshot .* loaded' "$work/server.log")" -ge 2 ] ||
+    fail "SIGHUP did not reload the snapshot"
+  decoded=$("$buf" curl "${curl_args[@]}" \
+    -d '{"vin":"1FTMW1T88MFA00001","source_preference":"SOURCE_PREFERENCE_SNAPSHOT_ONLY"}' \
+    "$url/vin.v1.VinDecoderService/Decode")
+  grep -q '"source": "SOURCE_SNAPSHOT"' <<<"$decoded" || fail "no snapshot answer after SIGHUP"
+  grep -q '"model": "F-150"' <<<"$decoded" || fail "snapshot answer is not F-150"
+fi
+
 # SIGTERM: clean exit 0.
 kill -TERM "$server_pid"
 rc=0
 wait "$server_pid" || rc=$?
 server_pid=
 [ "$rc" -eq 0 ] || fail "vin-server exited $rc on SIGTERM"
-echo "reflection, health, decode, streaming, vinctl batch and SIGTERM behave as a terminal user expects"
+echo "reflection, health, decode, streaming, vinctl batch, SIGHUP reload and SIGTERM behave as a terminal user expects"
