@@ -4,6 +4,7 @@
 
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
+#include "server/proto_mapping.h"
 
 namespace server {
 namespace {
@@ -38,10 +39,7 @@ grpc::Status ToGrpcStatus(const engine::Failure& failure) {
     return grpc::Status(code, failure.message);
   }
   google::rpc::RetryInfo retry_info;
-  const int64_t nanos = absl::ToInt64Nanoseconds(failure.retry_delay);
-  retry_info.mutable_retry_delay()->set_seconds(nanos / 1000000000);
-  retry_info.mutable_retry_delay()->set_nanos(
-      static_cast<int32_t>(nanos % 1000000000));
+  ToProto(failure.retry_delay, retry_info.mutable_retry_delay());
   google::rpc::Status details;
   details.set_code(static_cast<int>(code));
   details.set_message(failure.message);
