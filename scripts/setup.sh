@@ -11,11 +11,16 @@ build_dir=${1:-build}
 shift || true
 
 packages=(
+  # toolchain
   g++ cmake ninja-build pkg-config git ca-certificates
+  # libraries CMakeLists.txt finds (tests/setup/packages_test.sh checks that
+  # every find_package has its Debian package here)
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev
   libcurl4-openssl-dev libabsl-dev libspdlog-dev nlohmann-json3-dev
-  golang-github-gogo-googleapis-dev
+  libsqlite3-dev golang-github-gogo-googleapis-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # commands the scripts, tests and benchmarks run
+  python3 curl openssl gzip tar procps
   nodejs npm
 )
 
