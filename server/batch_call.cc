@@ -40,9 +40,9 @@ class BatchCall::Item final : public engine::DecodeListener {
   Item(BatchCall* call, std::string request_id, std::string vin)
       : call_(call), request_id_(std::move(request_id)), vin_(std::move(vin)) {}
 
-  void OnQueued(bool coalesced) override {
+  void OnQueued(const engine::Queued& queued) override {
     DecodeBatchResponse r = Base();
-    r.mutable_queued()->set_coalesced(coalesced);
+    ToProto(queued, r.mutable_queued());
     call_->Emit(this, std::move(r), false);
   }
   void OnRetrying(const engine::Retrying& retrying) override {
@@ -136,7 +136,7 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
   engine::DecodeRequest r =
       FromProto(request.vin(), request.model_year(),
                 request.check_digit_policy(), request.source_preference());
-  r.deadline = deadline_;
+  r.timeout = TimeoutOf(deadline_);
   r.stagger = true;
   auto id = engine_->Submit(r, item);
   if (!id.ok()) {

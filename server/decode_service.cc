@@ -21,7 +21,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
     engine::DecodeRequest r =
         FromProto(request->vin(), request->model_year(),
                   request->check_digit_policy(), request->source_preference());
-    r.deadline = DeadlineOf(context);
+    r.timeout = TimeoutOf(DeadlineOf(context));
     auto id = engine_->Submit(r, this);
     if (!id.ok()) {
       Finish(ToGrpcStatus(id.status()));
@@ -30,7 +30,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
     waiter_ = *id;
   }
 
-  void OnQueued(bool) override {}
+  void OnQueued(const engine::Queued&) override {}
   void OnRetrying(const engine::Retrying&) override {}
   void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
     ToProto(*result, response_->mutable_result());
@@ -57,6 +57,11 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* context) {
     return absl::InfiniteFuture();
   }
   return absl::FromChrono(deadline);
+}
+
+absl::Duration TimeoutOf(absl::Time deadline) {
+  if (deadline == absl::InfiniteFuture()) return absl::InfiniteDuration();
+  return deadline - absl::Now();
 }
 
 grpc::ServerUnaryReactor* DecodeService::Decode(

@@ -33,6 +33,9 @@ class DecodeService final : public vin::v1::VinDecoderService::CallbackService {
 
 // The caller's deadline as an absl::Time (InfiniteFuture when none).
 absl::Time DeadlineOf(const grpc::CallbackServerContext* context);
+// The time left until `deadline` (wall time) for the engine, which measures
+// it on its own monotonic clock; InfiniteDuration for no deadline.
+absl::Duration TimeoutOf(absl::Time deadline);
 
 }  // namespace server
 

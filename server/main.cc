@@ -9,6 +9,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "server/server.h"
 
@@ -25,6 +26,19 @@ ABSL_FLAG(absl::Duration, attempt_timeout, absl::Seconds(15),
           "time limit of one upstream attempt");
 ABSL_FLAG(int, max_upstream_concurrency, 8,
           "upstream requests in progress at once, all callers together");
+ABSL_FLAG(double, upstream_rate, 1000,
+          "upstream requests per minute toward vPIC, all callers, retries "
+          "and batch requests together (0: unlimited)");
+ABSL_FLAG(int, upstream_burst, 10,
+          "upstream requests that may start back to back after a quiet spell");
+ABSL_FLAG(int, upstream_batch_max, 50,
+          "ready decodes sent together in one DecodeVINValuesBatch request "
+          "when a backlog forms (1: no batching; vPIC allows 50)");
+ABSL_FLAG(double, retry_budget, 0.1,
+          "retries may add at most this share of the first attempts of the "
+          "last 10 s (negative: no retry budget)");
+ABSL_FLAG(double, retry_budget_min, 1,
+          "retries per second the retry budget allows whatever the traffic");
 ABSL_FLAG(absl::Duration, retry_after_max, absl::Seconds(60),
           "longest Retry-After waited out; a longer one fails the decode "
           "(retryable)");
@@ -53,9 +67,25 @@ ABSL_FLAG(std::string, log_level, "info",
 
 namespace {
 
-// One log line per finished decode, one per scheduled retry.
+// One log line per finished decode, one per scheduled retry, and one for
+// each pushback, each retry the budget refuses, and each change of the
+// effective upstream rate.
 class LogObserver final : public engine::EngineObserver {
  public:
+  void OnPushback(const vpic::UpstreamError& error,
+                  absl::Duration pause) override {
+    spdlog::warn(
+        "pushback: vPIC answered {}; pausing every upstream request for {}",
+        error.message, absl::FormatDuration(pause));
+  }
+  void OnUpstreamRateChanged(double per_minute, double configured) override {
+    spdlog::warn("upstream rate now {:.0f}/min (configured {:.0f}/min)",
+                 per_minute, configured);
+  }
+  void OnRetryRefused(const std::string& vin, absl::Duration delay) override {
+    spdlog::warn("retry budget spent: vin={} not retried (suggested delay {})",
+                 vin, absl::FormatDuration(delay));
+  }
   void OnRetryScheduled(const std::string& vin,
                         const engine::Retrying& r) override {
     spdlog::warn("retry vin={} attempt={} next_delay={} error={} {}", vin,
@@ -128,6 +158,11 @@ int main(int argc, char** argv) {
   e.attempt_timeout = absl::GetFlag(FLAGS_attempt_timeout);
   e.max_upstream_concurrency = absl::GetFlag(FLAGS_max_upstream_concurrency);
   e.retry_after_max = absl::GetFlag(FLAGS_retry_after_max);
+  e.budget.rate_per_minute = absl::GetFlag(FLAGS_upstream_rate);
+  e.budget.burst = absl::GetFlag(FLAGS_upstream_burst);
+  e.budget.retry_ratio = absl::GetFlag(FLAGS_retry_budget);
+  e.budget.retry_min_per_second = absl::GetFlag(FLAGS_retry_budget_min);
+  e.upstream_batch_max = absl::GetFlag(FLAGS_upstream_batch_max);
   e.cache_capacity = static_cast<size_t>(
       std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_capacity)));
   e.cache_ttl = absl::GetFlag(FLAGS_cache_ttl);
@@ -150,10 +185,18 @@ int main(int argc, char** argv) {
   }
   spdlog::info(
       "vin-server listening on {} (port {}); vPIC at {}; retry base={} "
-      "cap={} max_attempts={}; upstream concurrency {}",
+      "cap={} max_attempts={}; upstream concurrency {}, rate {}, burst {}, "
+      "batches of up to {}; retry budget {} (at least {}/s)",
       options.listen, (*server)->port(), e.vpic_base_url,
       absl::FormatDuration(e.retry_base), absl::FormatDuration(e.retry_cap),
-      e.max_attempts, e.max_upstream_concurrency);
+      e.max_attempts, e.max_upstream_concurrency,
+      e.budget.rate_per_minute > 0
+          ? absl::StrFormat("%.0f/min", e.budget.rate_per_minute)
+          : std::string("unlimited"),
+      e.budget.burst, e.upstream_batch_max,
+      e.budget.retry_ratio < 0 ? std::string("off")
+                               : absl::StrFormat("%.2f", e.budget.retry_ratio),
+      e.budget.retry_min_per_second);
 
   if (options.snapshot_path.empty()) {
     spdlog::info("no --snapshot_path: live decodes only");

@@ -58,6 +58,14 @@ void ToProto(const vpic::UpstreamError& in, vin::v1::UpstreamError* out) {
   out->set_message(in.message);
 }
 
+void ToProto(const engine::Queued& in, vin::v1::QueuedEvent* out) {
+  out->set_coalesced(in.coalesced);
+  if (in.waiting_for_rate) {
+    out->set_waiting_for_rate(true);
+    ToProto(in.estimated_wait, out->mutable_estimated_wait());
+  }
+}
+
 void ToProto(const engine::Retrying& in, vin::v1::RetryingEvent* out) {
   out->set_attempt(in.attempt);
   ToProto(in.next_delay, out->mutable_next_delay());

@@ -9,6 +9,7 @@
 namespace server {
 
 void ToProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out);
+void ToProto(const engine::Queued& in, vin::v1::QueuedEvent* out);
 void ToProto(const engine::Retrying& in, vin::v1::RetryingEvent* out);
 void ToProto(const engine::Failure& in, vin::v1::FailedEvent* out);
 void ToProto(const vpic::UpstreamError& in, vin::v1::UpstreamError* out);

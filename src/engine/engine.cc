@@ -5,10 +5,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "vpic/client.h"
 
 namespace engine {
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
+  auto client = vpic::Client::Create(
+      {options.vpic_base_url, options.attempt_timeout, "vin-decode-service/1"});
+  if (!client.ok()) return client.status();
+  return Create(std::move(options), *std::move(client), LoopMode::kOwnThread);
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
+    EngineOptions options, std::unique_ptr<vpic::UpstreamClient> transport,
+    LoopMode mode) {
   if (options.retry_base <= absl::ZeroDuration() ||
       options.retry_cap < options.retry_base) {
     return absl::InvalidArgumentError(
@@ -21,21 +31,39 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
     return absl::InvalidArgumentError(
         "upstream concurrency must be at least 1");
   }
-  auto client = vpic::Client::Create(
-      {options.vpic_base_url, options.attempt_timeout, "vin-decode-service/1"});
-  if (!client.ok()) return client.status();
+  if (options.upstream_batch_max < 1 || options.upstream_batch_max > 50) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "upstream batch max must be between 1 (no batching) and 50 (vPIC's "
+        "limit), got ",
+        options.upstream_batch_max));
+  }
+  if (options.budget.rate_per_minute > 0 && options.budget.burst < 1) {
+    return absl::InvalidArgumentError("upstream burst must be at least 1");
+  }
+  if (options.budget.retry_min_per_second < 0) {
+    return absl::InvalidArgumentError(
+        "the retry budget's floor cannot be negative");
+  }
   return std::unique_ptr<Engine>(
-      new Engine(std::move(options), *std::move(client)));
+      new Engine(std::move(options), std::move(transport), mode));
 }
 
-Engine::Engine(EngineOptions options, std::unique_ptr<vpic::Client> client)
+Engine::Engine(EngineOptions options,
+               std::unique_ptr<vpic::UpstreamClient> transport, LoopMode mode)
     : options_(std::move(options)),
-      clock_(retry::Clock::Real()),
-      client_(std::move(client)),
+      clock_(options_.clock != nullptr ? options_.clock : retry::Clock::Real()),
+      transport_(std::move(transport)),
+      mode_(mode),
       scheduler_(clock_),
       jitter_(options_.retry_base, options_.retry_cap, options_.uniform),
       cache_(options_.cache_capacity, options_.cache_ttl),
-      loop_([this] { Run(); }) {}
+      budget_(std::make_unique<upstream::LocalBudget>(options_.budget,
+                                                      clock_->Now())),
+      gate_(budget_.get(), options_.upstream_batch_max),
+      rate_reported_(options_.budget.rate_per_minute) {
+  counts_.upstream_rate_per_minute = options_.budget.rate_per_minute;
+  if (mode_ == LoopMode::kOwnThread) loop_ = std::thread([this] { Run(); });
+}
 
 Engine::~Engine() {
   Shutdown();
@@ -43,8 +71,12 @@ Engine::~Engine() {
     absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  client_->Wakeup();
-  loop_.join();
+  if (mode_ == LoopMode::kOwnThread) {
+    transport_->Wakeup();
+    loop_.join();
+  } else {
+    RunOnce();  // runs the posted shutdown
+  }
 }
 
 // ---- Thread-safe entry points ----
@@ -81,7 +113,10 @@ absl::StatusOr<Engine::WaiterId> Engine::Submit(const DecodeRequest& request,
     warnings.push_back({std::move(w.code), std::move(w.message)});
   }
   const WaiterId id = next_waiter_.fetch_add(1);
-  Waiter waiter{listener, request.deadline, 0, source};
+  const absl::Time deadline = request.timeout == absl::InfiniteDuration()
+                                  ? absl::InfiniteFuture()
+                                  : clock_->Now() + request.timeout;
+  Waiter waiter{listener, deadline, 0, source};
   Post([this, id, key = coalesce::FlightKey{valid->vin, request.model_year},
         warnings = std::move(warnings), waiter, stagger = request.stagger] {
     OnSubmit(id, key, warnings, waiter, stagger);
@@ -102,7 +137,7 @@ SourcePreference Engine::Resolve(SourcePreference requested) const {
 
 void Engine::Cancel(WaiterId id) {
   Post([this, id] {
-    OnCancel(id, FailureReason::kCancelled, "the caller cancelled");
+    RemoveWaiter(id, {FailureReason::kCancelled, "the caller cancelled", false});
   });
 }
 
@@ -138,40 +173,59 @@ void Engine::Post(std::function<void()> task) {
     absl::MutexLock lock(&mu_);
     posted_.push_back(std::move(task));
   }
-  client_->Wakeup();
+  transport_->Wakeup();
 }
 
 // ---- The loop ----
 
 void Engine::Run() {
-  std::vector<std::function<void()>> tasks;
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
-      tasks.swap(posted_);
-      if (stop_ && tasks.empty()) break;
+      if (stop_ && posted_.empty()) break;
     }
-    for (auto& task : tasks) task();
-    tasks.clear();
-    scheduler_.RunDue();
-    StartReadyAttempts();
-    PublishStats();
-    absl::Duration timeout = absl::Seconds(1);
-    if (auto next = scheduler_.NextWakeup()) {
-      timeout = std::min(timeout, *next - clock_->Now());
-    }
-    client_->Poll(std::max(timeout, absl::ZeroDuration()));
+    Turn(absl::Seconds(1));
   }
 }
 
+void Engine::RunOnce() { Turn(absl::ZeroDuration()); }
+
+// Posted work, due timers, attempts that may start, then a wait in the
+// transport's poll until the next timer or token, I/O or a Wakeup().
+void Engine::Turn(absl::Duration max_wait) {
+  std::vector<std::function<void()>> tasks;
+  {
+    absl::MutexLock lock(&mu_);
+    tasks.swap(posted_);
+  }
+  for (auto& task : tasks) task();
+  scheduler_.RunDue();
+  StartReadyAttempts();
+  PublishStats();
+  const absl::Time now = clock_->Now();
+  absl::Duration timeout = max_wait;
+  if (auto next = scheduler_.NextWakeup()) {
+    timeout = std::min(timeout, *next - now);
+  }
+  if (transport_->active() <
+      static_cast<size_t>(options_.max_upstream_concurrency)) {
+    if (auto start = gate_.NextStart(now)) {
+      timeout = std::min(timeout, *start - now);
+    }
+  }
+  transport_->Poll(std::max(timeout, absl::ZeroDuration()));
+}
+
 void Engine::PublishStats() {
+  counts_.flights = table_.flights();
+  counts_.waiters = table_.waiters();
+  counts_.pending_wakeups = scheduler_.pending();
+  counts_.upstream_active = transport_->active();
+  counts_.waiting_for_upstream = gate_.waiting();
+  counts_.upstream_rate_per_minute = budget_->EffectiveRatePerMinute();
+  counts_.cache_size = cache_.size();
   absl::MutexLock lock(&mu_);
-  stats_.flights = table_.flights();
-  stats_.waiters = table_.waiters();
-  stats_.pending_wakeups = scheduler_.pending();
-  stats_.upstream_active = client_->active();
-  stats_.upstream_requests = upstream_requests_;
-  stats_.cache_size = cache_.size();
+  stats_ = counts_;
   stats_changed_.SignalAll();
 }
 

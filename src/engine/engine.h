@@ -1,9 +1,13 @@
 // DecodeEngine: validate -> cache -> flight table -> scheduler -> vPIC.
 //
 // Owns one loop thread that owns every mutable structure of the decode path:
-// the flight table, the result cache, the retry scheduler and the vPIC
-// client. Public methods are thread-safe; they validate on the caller's
-// thread and post the rest to the loop. Listener callbacks run on the loop.
+// the flight table, the result cache, the retry scheduler, the upstream gate
+// and budget, and the vPIC client. Public methods are thread-safe; they
+// validate on the caller's thread and post the rest to the loop. Listener
+// callbacks run on the loop.
+//
+// Tests may instead drive the loop themselves (LoopMode::kManual: RunOnce()
+// on the test's thread), with a scripted vpic::UpstreamClient and a fake clock.
 #ifndef VIN_ENGINE_ENGINE_H_
 #define VIN_ENGINE_ENGINE_H_
 
@@ -25,8 +29,10 @@
 #include "retry/jitter.h"
 #include "retry/scheduler.h"
 #include "snapshot/snapshot_store.h"
+#include "upstream/local_budget.h"
+#include "upstream/upstream_gate.h"
 #include "vin/vin.h"
-#include "vpic/client.h"
+#include "vpic/upstream_client.h"
 
 namespace engine {
 
@@ -37,6 +43,12 @@ struct EngineOptions {
   int max_attempts = 4;  // every attempt, the first included
   absl::Duration attempt_timeout = absl::Seconds(15);
   int max_upstream_concurrency = 8;
+  // The budget toward NHTSA (DESIGN rules 9-11): requests per minute (<= 0
+  // unlimited) and burst, and the retry budget.
+  upstream::BudgetOptions budget;
+  // Up to this many ready flights travel in one DecodeVINValuesBatch
+  // request (rule 12); 1 turns batching off.
+  int upstream_batch_max = 50;
   // A longer Retry-After is not waited out: the decode fails, retryable.
   absl::Duration retry_after_max = absl::Seconds(60);
   size_t cache_capacity = 100000;  // 0 disables the cache
@@ -45,6 +57,8 @@ struct EngineOptions {
   size_t max_waiters = 1000000;
   // Tests only: the jitter's random source. Empty means real randomness.
   retry::Jitter::Uniform uniform;
+  // Tests only: the clock (not owned). Null means the real clock.
+  const retry::Clock* clock = nullptr;
   EngineObserver* observer = nullptr;  // not owned; may be null
   // The offline snapshot, if any (not owned; may be null or empty).
   snapshot::SnapshotStore* snapshots = nullptr;
@@ -61,8 +75,9 @@ struct DecodeRequest {
   int model_year = 0;  // 0 = no hint
   vin::CheckDigitPolicy check_digit_policy = vin::CheckDigitPolicy::kEnforce;
   // The waiter leaves (DEADLINE_EXCEEDED, or UNAVAILABLE when the next
-  // retry would wake after it) when this passes.
-  absl::Time deadline = absl::InfiniteFuture();
+  // retry, or its turn at the upstream rate, would come after it) when this
+  // much time has passed from Submit.
+  absl::Duration timeout = absl::InfiniteDuration();
   // Batch items: a new flight waits a random [0, retry_base) before its
   // first attempt (DESIGN rule 7).
   bool stagger = false;
@@ -74,8 +89,19 @@ struct EngineStats {
   size_t waiters = 0;
   size_t pending_wakeups = 0;  // retry wake-ups, staggers and deadlines
   size_t upstream_active = 0;  // HTTP requests in progress
+  size_t waiting_for_upstream = 0;  // flights queued for a token or a slot
   uint64_t upstream_requests = 0;  // started since the engine began
+  uint64_t upstream_batch_requests = 0;  // of which DecodeVINValuesBatch
+  uint64_t upstream_vins = 0;  // VINs carried by those requests
+  uint64_t retries_refused = 0;  // by the retry budget
+  uint64_t pushbacks = 0;        // 429 / Retry-After pauses
+  double upstream_rate_per_minute = 0;  // effective; <= 0 unlimited
   size_t cache_size = 0;
+};
+
+enum class LoopMode {
+  kOwnThread,  // the engine runs its loop on a thread of its own
+  kManual,     // tests call RunOnce() on their thread
 };
 
 class Engine {
@@ -83,6 +109,11 @@ class Engine {
   using WaiterId = coalesce::WaiterId;
 
   static absl::StatusOr<std::unique_ptr<Engine>> Create(EngineOptions options);
+  // Tests: over `transport` instead of a vPIC client of options'
+  // vpic_base_url.
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(
+      EngineOptions options, std::unique_ptr<vpic::UpstreamClient> transport,
+      LoopMode mode = LoopMode::kOwnThread);
   // Fails every remaining waiter with SHUTTING_DOWN, then stops the loop.
   ~Engine();
 
@@ -104,6 +135,11 @@ class Engine {
   // Stops admitting work and fails every waiter with SHUTTING_DOWN.
   void Shutdown();
 
+  // LoopMode::kManual only: one turn of the loop on the caller's thread
+  // (posted work, due timers, ready attempts, finished requests), without
+  // waiting.
+  void RunOnce();
+
   EngineStats Stats() const;
   // Blocks until `pred(Stats())` holds or `timeout` passes; returns whether
   // it held. For tests and benchmarks.
@@ -123,30 +159,42 @@ class Engine {
     absl::Duration prev_delay;          // the jitter's `prev`
     retry::Scheduler::TimerId wakeup = 0;  // stagger or retry wake-up
     absl::Time retry_at = absl::InfinitePast();  // set while waiting to retry
-    vpic::Client::RequestId request = 0;   // attempt in progress
-    bool awaiting_slot = false;
+    upstream::UpstreamGate::Seq ticket = 0;  // set while queued at the gate
+    vpic::UpstreamClient::RequestId request = 0;  // attempt in progress
     absl::optional<Retrying> last_retrying;
     absl::Time started;
   };
   using Table = coalesce::FlightTable<FlightState, Waiter>;
   using Flight = Table::Flight;
 
-  Engine(EngineOptions options, std::unique_ptr<vpic::Client> client);
+  // One upstream request in progress: the flights it carries.
+  struct Request {
+    std::vector<upstream::UpstreamGate::Ticket> flights;
+    std::vector<std::string> vins;  // batch requests: as sent, in order
+    size_t live = 0;  // flights still waiting for it
+    bool batch = false;
+  };
+
+  Engine(EngineOptions options, std::unique_ptr<vpic::UpstreamClient> transport,
+         LoopMode mode);
 
   void Post(std::function<void()> task);
   void Run();
+  void Turn(absl::Duration max_wait);
   void PublishStats();
 
-  // Loop-thread only below.
+  // Loop-thread only below. The flight lifecycle (flights.cc):
   void OnSubmit(WaiterId id, coalesce::FlightKey key,
                 std::vector<vpic::Note> warnings, Waiter waiter, bool stagger);
   SourcePreference Resolve(SourcePreference requested) const;
-  void OnCancel(WaiterId id, FailureReason reason, const std::string& message);
-  void EnqueueAttempt(Flight* f);
-  void StartReadyAttempts();
-  void OnAttemptDone(const coalesce::FlightKey& key, uint64_t flight_id,
-                     vpic::HttpResult result);
-  void ScheduleRetry(Flight* f, const vpic::Outcome& outcome);
+  // Removes one waiter from its flight with `failure` (attempts and the
+  // last upstream error are filled in from the flight when unset).
+  void RemoveWaiter(WaiterId id, Failure failure);
+  // The failure of a waiter whose deadline falls before the flight's next
+  // retry wake-up / its turn at the upstream gate, carrying that delay.
+  Failure RetryWaitFailure(const Flight& f, absl::Time now) const;
+  Failure GateWaitFailure(const Flight& f, absl::Time start,
+                          absl::Time now) const;
   void Complete(Flight* f, vpic::Decoded decoded);
   void FailFlight(Flight* f, Failure failure);
   void AbandonIfEmpty(Flight* f);
@@ -166,6 +214,23 @@ class Engine {
   void Summarise(const Flight* f, bool ok, std::string outcome,
                  size_t waiters);
 
+  // Attempts through the upstream gate (attempts.cc):
+  // Queues the flight for its next attempt; waiters whose deadline falls
+  // before its estimated start leave at once. May erase the flight.
+  void EnqueueAttempt(Flight* f);
+  void StartReadyAttempts();
+  void StartRequest(std::vector<upstream::UpstreamGate::Ticket> tickets);
+  void OnRequestDone(vpic::UpstreamClient::RequestId id, vpic::HttpResult result);
+  void HandleOutcome(Flight* f, vpic::Outcome outcome);
+  void ScheduleRetry(Flight* f, const vpic::Outcome& outcome);
+  // A 429 / Retry-After answer: pause every flight, cut the rate, and let
+  // queued waiters that can no longer be served in time leave.
+  void ApplyPushback(const vpic::Outcome& outcome);
+  void NoteRateChange(bool cut);
+  // Leaves the request the flight's attempt is in; the request is aborted
+  // when no flight waits for it any more.
+  void DetachFromRequest(Flight* f);
+
   const EngineOptions options_;
   const retry::Clock* const clock_;
   std::atomic<bool> shutting_down_{false};
@@ -179,13 +244,17 @@ class Engine {
   mutable absl::CondVar stats_changed_;  // signalled when stats_ is published
 
   // Owned by the loop thread.
-  std::unique_ptr<vpic::Client> client_;
+  std::unique_ptr<vpic::UpstreamClient> transport_;
+  const LoopMode mode_;
   retry::Scheduler scheduler_;
   retry::Jitter jitter_;
   Table table_;
   ResultCache cache_;
-  std::deque<std::pair<coalesce::FlightKey, uint64_t>> ready_;
-  uint64_t upstream_requests_ = 0;
+  std::unique_ptr<upstream::UpstreamBudget> budget_;
+  upstream::UpstreamGate gate_;
+  absl::flat_hash_map<vpic::UpstreamClient::RequestId, Request> requests_;
+  EngineStats counts_;  // the loop's running totals, published to stats_
+  double rate_reported_ = 0;  // the effective rate last told the observer
   bool loop_shutting_down_ = false;
 
   std::thread loop_;  // last: starts after everything above exists

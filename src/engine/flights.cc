@@ -1,22 +1,21 @@
 // The flight lifecycle of Engine, on its loop thread: joining and leaving
-// flights, attempts and their classification, retries through the shared
-// scheduler, completion, and answering each waiter (including the snapshot
-// fallback). The thread-safe entry points and the loop are in engine.cc.
-#include "engine/engine.h"
-
+// flights, completion, and answering each waiter (including the snapshot
+// fallback). Attempts through the upstream gate are in attempts.cc; the
+// thread-safe entry points and the loop in engine.cc.
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/engine.h"
+#include "engine/retry_policy.h"
 
 namespace engine {
 namespace {
 
-std::string Describe(const vpic::UpstreamError& e) {
-  if (e.http_status != 0 && e.kind == "http") return e.message;
-  return absl::StrCat(e.kind, ": ", e.message);
-}
+// A batch item whose flight is expected to wait longer than this for the
+// upstream rate says so in its QUEUED event.
+constexpr absl::Duration kRateWaitShown = absl::Seconds(1);
 
 }  // namespace
 
@@ -31,7 +30,7 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     return;
   }
   if (waiter.source == SourcePreference::kSnapshotOnly) {
-    waiter.listener->OnQueued(false);
+    waiter.listener->OnQueued({});
     if (auto answer = SnapshotAnswer(key, warnings, 0, "")) {
       waiter.listener->OnDone(std::move(answer));
       Release(waiter);
@@ -45,7 +44,7 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     return;
   }
   if (auto cached = cache_.Lookup(key, now)) {
-    waiter.listener->OnQueued(false);
+    waiter.listener->OnQueued({});
     waiter.listener->OnDone(std::move(cached));
     Release(waiter);
     return;
@@ -68,59 +67,112 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   }
   auto [f, created] = table_.Join(key, id, waiter);
   Waiter& w = f->waiters.at(id);
-  listener->OnQueued(!created);
+  absl::Duration stagger_delay = absl::ZeroDuration();
   if (created) {
     f->state.warnings = std::move(warnings);
     f->state.prev_delay = options_.retry_base;
     f->state.started = now;
-  } else if (f->state.last_retrying) {
+    if (stagger) stagger_delay = jitter_.Stagger();
+  }
+  // When the flight's upstream request is expected to start: at its retry
+  // wake-up, at its turn at the gate, or (a new flight) after its stagger and
+  // the flights queued ahead of it.
+  absl::Time start = now;
+  if (created) {
+    start = std::max(now + stagger_delay, gate_.EstimatedStart(0, now));
+  } else if (f->state.ticket != 0) {
+    start = gate_.EstimatedStart(f->state.ticket, now);
+  }
+  Queued queued;
+  queued.coalesced = !created;
+  if (start - now > kRateWaitShown) {
+    queued.waiting_for_rate = true;
+    queued.estimated_wait = start - now;
+  }
+  listener->OnQueued(queued);
+  if (!created && f->state.last_retrying) {
     listener->OnRetrying(*f->state.last_retrying);
   }
   // A waiter whose deadline falls before the flight's next attempt leaves
   // at once: it would only sleep into its deadline.
   if (!created && f->state.wakeup != 0 && leave_at < f->state.retry_at) {
-    OnCancel(id, FailureReason::kUpstreamUnavailable, "");
+    RemoveWaiter(id, RetryWaitFailure(*f, now));
+    return;
+  }
+  if (leave_at < start) {
+    RemoveWaiter(id, GateWaitFailure(*f, start, now));
     return;
   }
   w.deadline = leave_at;
   if (leave_at != absl::InfiniteFuture()) {
     w.deadline_timer = scheduler_.ScheduleAt(leave_at, [this, id] {
-      OnCancel(id, FailureReason::kDeadlineExceeded,
-               "the deadline passed while vPIC was being asked");
+      Flight* g = table_.FlightOf(id);
+      if (g == nullptr) return;
+      const absl::Time at = clock_->Now();
+      if (g->state.ticket != 0) {
+        RemoveWaiter(id, GateWaitFailure(
+                             *g, gate_.EstimatedStart(g->state.ticket, at), at));
+      } else {
+        RemoveWaiter(id, {FailureReason::kDeadlineExceeded,
+                          "the deadline passed while vPIC was being asked",
+                          true});
+      }
     });
   }
   if (!created) return;
-  if (stagger) {
+  if (stagger_delay > absl::ZeroDuration()) {
     const uint64_t fid = f->id;
-    f->state.wakeup =
-        scheduler_.ScheduleAfter(jitter_.Stagger(), [this, key, fid] {
-          if (Flight* g = table_.Find(key, fid)) {
-            g->state.wakeup = 0;
-            EnqueueAttempt(g);
-          }
-        });
+    f->state.wakeup = scheduler_.ScheduleAfter(stagger_delay, [this, key, fid] {
+      if (Flight* g = table_.Find(key, fid)) {
+        g->state.wakeup = 0;
+        EnqueueAttempt(g);
+      }
+    });
   } else {
     EnqueueAttempt(f);
   }
 }
 
-// Removes one waiter with a failure. kUpstreamUnavailable here means "the
-// next retry wakes after this waiter's deadline" and carries that delay.
-void Engine::OnCancel(WaiterId id, FailureReason reason,
-                      const std::string& message) {
+Failure Engine::RetryWaitFailure(const Flight& f, absl::Time now) const {
+  Failure failure{FailureReason::kUpstreamUnavailable, "", true,
+                  f.state.attempts};
+  failure.retry_delay = f.state.retry_at - now;
+  failure.last_error = f.state.last_retrying->error;
+  failure.message = absl::StrCat(
+      "vPIC is failing (", DescribeUpstreamError(*failure.last_error),
+      "); its next attempt, in ", absl::FormatDuration(failure.retry_delay),
+      ", falls after this call's deadline");
+  return failure;
+}
+
+Failure Engine::GateWaitFailure(const Flight& f, absl::Time start,
+                                absl::Time now) const {
+  Failure failure{FailureReason::kUpstreamUnavailable, "", true,
+                  f.state.attempts};
+  failure.retry_delay = std::max(absl::ZeroDuration(), start - now);
+  const double rate = budget_->EffectiveRatePerMinute();
+  const std::string why =
+      budget_->PausedUntil() > now
+          ? absl::StrCat("vPIC asked this server to pause (HTTP 429) for ",
+                         absl::FormatDuration(budget_->PausedUntil() - now))
+          : rate > 0 ? absl::StrFormat("this server sends vPIC at most %.0f "
+                                       "requests per minute (--upstream_rate)",
+                                       rate)
+                     : std::string("upstream requests are at their "
+                                   "concurrency limit");
+  failure.message = absl::StrCat(
+      "waiting for its turn to ask vPIC: ", why, "; its request would start in ",
+      absl::FormatDuration(failure.retry_delay),
+      ", after this call's deadline");
+  return failure;
+}
+
+void Engine::RemoveWaiter(WaiterId id, Failure failure) {
   Waiter w;
   Flight* f = table_.Leave(id, &w);
   if (f == nullptr) return;  // already answered
-  Failure failure{reason, message, reason != FailureReason::kCancelled,
-                  f->state.attempts};
-  if (reason == FailureReason::kUpstreamUnavailable) {
-    failure.retry_delay = f->state.retry_at - clock_->Now();
-    failure.last_error = f->state.last_retrying->error;
-    failure.message = absl::StrCat(
-        "vPIC is failing (", Describe(failure.last_error.value()),
-        "); its next attempt, in ", absl::FormatDuration(failure.retry_delay),
-        ", falls after this call's deadline");
-  } else if (f->state.last_retrying) {
+  if (failure.attempts == 0) failure.attempts = f->state.attempts;
+  if (!failure.last_error && f->state.last_retrying) {
     failure.last_error = f->state.last_retrying->error;
   }
   DeliverFailure(w, failure, f->key, f->state.warnings);
@@ -137,116 +189,9 @@ void Engine::AbandonIfEmpty(Flight* f) {
 void Engine::StopFlightWork(Flight* f) {
   scheduler_.Cancel(f->state.wakeup);
   f->state.wakeup = 0;
-  if (f->state.request != 0) {
-    client_->Cancel(f->state.request);
-    f->state.request = 0;
-  }
-  f->state.awaiting_slot = false;  // its ready_ entry becomes stale
-}
-
-void Engine::EnqueueAttempt(Flight* f) {
-  f->state.retry_at = absl::InfinitePast();
-  f->state.awaiting_slot = true;
-  ready_.emplace_back(f->key, f->id);
-}
-
-void Engine::StartReadyAttempts() {
-  while (!ready_.empty() &&
-         client_->active() < static_cast<size_t>(options_.max_upstream_concurrency)) {
-    auto [key, fid] = std::move(ready_.front());
-    ready_.pop_front();
-    Flight* f = table_.Find(key, fid);
-    if (f == nullptr || !f->state.awaiting_slot) continue;
-    f->state.awaiting_slot = false;
-    ++f->state.attempts;
-    ++upstream_requests_;
-    f->state.request = client_->Start(
-        key.vin, key.model_year,
-        [this, key = key, fid = fid](vpic::HttpResult r) {
-          OnAttemptDone(key, fid, std::move(r));
-        });
-  }
-}
-
-void Engine::OnAttemptDone(const coalesce::FlightKey& key, uint64_t flight_id,
-                           vpic::HttpResult result) {
-  Flight* f = table_.Find(key, flight_id);
-  if (f == nullptr) return;
-  f->state.request = 0;
-  vpic::Outcome outcome = vpic::Classify(result, clock_->Now());
-  switch (outcome.verdict) {
-    case vpic::Outcome::Verdict::kDecoded:
-      Complete(f, std::move(outcome.decoded));
-      return;
-    case vpic::Outcome::Verdict::kReject: {
-      Failure failure{FailureReason::kUpstreamRejected,
-                      absl::StrCat("vPIC rejected the request (",
-                                   Describe(outcome.error), ")"),
-                      false, f->state.attempts, outcome.error};
-      FailFlight(f, std::move(failure));
-      return;
-    }
-    case vpic::Outcome::Verdict::kRetry:
-      ScheduleRetry(f, outcome);
-      return;
-  }
-}
-
-void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
-  const int attempts = f->state.attempts;
-  absl::Duration delay = jitter_.Next(f->state.prev_delay);
-  Failure exhausted{FailureReason::kUpstreamUnavailable, "", true, attempts,
-                    outcome.error};
-  if (outcome.retry_after) {
-    if (*outcome.retry_after > options_.retry_after_max) {
-      exhausted.retry_delay = *outcome.retry_after;
-      exhausted.message = absl::StrCat(
-          "vPIC asked to retry after ",
-          absl::FormatDuration(*outcome.retry_after),
-          ", longer than this server waits (",
-          absl::FormatDuration(options_.retry_after_max), ")");
-      FailFlight(f, std::move(exhausted));
-      return;
-    }
-    delay = std::max(delay, *outcome.retry_after);
-  }
-  if (attempts >= options_.max_attempts) {
-    exhausted.retry_delay = delay;
-    exhausted.message =
-        absl::StrCat("vPIC still failing after ", attempts, " attempt",
-                     attempts == 1 ? "" : "s", " (", Describe(outcome.error),
-                     ")");
-    FailFlight(f, std::move(exhausted));
-    return;
-  }
-  const Retrying retrying{attempts, delay, outcome.error};
-  f->state.prev_delay = delay;
-  f->state.last_retrying = retrying;
-  f->state.retry_at = clock_->Now() + delay;
-  const uint64_t fid = f->id;
-  const coalesce::FlightKey key = f->key;
-  f->state.wakeup = scheduler_.ScheduleAt(f->state.retry_at, [this, key, fid] {
-    if (Flight* g = table_.Find(key, fid)) {
-      g->state.wakeup = 0;
-      EnqueueAttempt(g);
-    }
-  });
-  // Waiters whose deadline falls before the wake-up leave now.
-  std::vector<WaiterId> leaving;
-  for (const auto& [id, w] : f->waiters) {
-    if (w.deadline < f->state.retry_at) leaving.push_back(id);
-  }
-  const size_t staying = f->waiters.size() - leaving.size();
-  if (staying > 0) {
-    if (options_.observer) options_.observer->OnRetryScheduled(key.vin, retrying);
-    for (auto& [id, w] : f->waiters) {
-      if (w.deadline >= f->state.retry_at) w.listener->OnRetrying(retrying);
-    }
-  }
-  for (WaiterId id : leaving) {
-    // The last one out abandons the flight, cancelling the wake-up.
-    OnCancel(id, FailureReason::kUpstreamUnavailable, "");
-  }
+  DetachFromRequest(f);
+  gate_.Remove(f->state.ticket);
+  f->state.ticket = 0;
 }
 
 void Engine::Complete(Flight* f, vpic::Decoded decoded) {
@@ -258,7 +203,7 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
   result->attempts = f->state.attempts;
   result->notes = f->state.warnings;
   for (auto& n : decoded.notes) result->notes.push_back(std::move(n));
-  result->decode_time = now;
+  result->decode_time = clock_->WallNow();
   cache_.Insert(f->key, *result, now);
   Summarise(f, true, "done", f->waiters.size());
   StopFlightWork(f);
@@ -288,7 +233,6 @@ void Engine::FailEverything(const Failure& failure) {
     if (f->state.last_retrying) each.last_error = f->state.last_retrying->error;
     FailFlight(f, std::move(each));
   }
-  ready_.clear();
 }
 
 void Engine::DeliverFailure(Waiter& w, const Failure& failure,
@@ -317,7 +261,7 @@ std::shared_ptr<const DecodeResult> Engine::SnapshotAnswer(
   std::shared_ptr<const snapshot::Snapshot> snap =
       options_.snapshots->Current();
   if (snap == nullptr) return nullptr;
-  const absl::Time now = clock_->Now();
+  const absl::Time now = clock_->WallNow();
   const int reference_year =
       static_cast<int>(absl::ToCivilYear(now, absl::UTCTimeZone()).year());
   auto decoded = snap->Decode(key.vin, key.model_year, reference_year);

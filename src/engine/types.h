@@ -54,6 +54,15 @@ struct Failure {
   absl::Duration retry_delay = absl::ZeroDuration();
 };
 
+// A waiter has joined its flight (the first event of every waiter).
+struct Queued {
+  bool coalesced = false;  // joined a flight already running
+  // The flight waits for the upstream rate cap (DESIGN rule 9) longer than
+  // a moment; `estimated_wait` is when its request is expected to start.
+  bool waiting_for_rate = false;
+  absl::Duration estimated_wait = absl::ZeroDuration();
+};
+
 // A flight's attempt failed and another is scheduled.
 struct Retrying {
   int attempt = 0;  // the attempt that failed, 1-based
@@ -67,7 +76,7 @@ struct Retrying {
 class DecodeListener {
  public:
   virtual ~DecodeListener() = default;
-  virtual void OnQueued(bool coalesced) = 0;
+  virtual void OnQueued(const Queued& queued) = 0;
   virtual void OnRetrying(const Retrying& retrying) = 0;
   virtual void OnDone(std::shared_ptr<const DecodeResult> result) = 0;
   virtual void OnFailed(const Failure& failure) = 0;
@@ -90,6 +99,15 @@ class EngineObserver {
   virtual ~EngineObserver() = default;
   virtual void OnRetryScheduled(const std::string& vin, const Retrying& r) = 0;
   virtual void OnFlightFinished(const FlightSummary& summary) = 0;
+  // A 429 (or 503 with Retry-After) paused every upstream request for
+  // `pause` (DESIGN rule 10).
+  virtual void OnPushback(const vpic::UpstreamError& error,
+                          absl::Duration pause) {}
+  // The effective upstream rate changed (halved by a pushback, or climbing
+  // back after one). `configured` is --upstream_rate.
+  virtual void OnUpstreamRateChanged(double per_minute, double configured) {}
+  // The retry budget refused a retry of this flight (DESIGN rule 11).
+  virtual void OnRetryRefused(const std::string& vin, absl::Duration delay) {}
 };
 
 }  // namespace engine

@@ -1,5 +1,6 @@
 #include "retry/scheduler.h"
 
+#include <chrono>
 #include <utility>
 
 namespace retry {
@@ -7,7 +8,11 @@ namespace {
 
 class RealClock : public Clock {
  public:
-  absl::Time Now() const override { return absl::Now(); }
+  absl::Time Now() const override {
+    return absl::UnixEpoch() +
+           absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
+  }
+  absl::Time WallNow() const override { return absl::Now(); }
 };
 
 }  // namespace

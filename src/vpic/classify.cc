@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -59,7 +60,11 @@ absl::optional<absl::Duration> ParseRetryAfter(absl::string_view value,
   return absl::nullopt;
 }
 
-Outcome Classify(const HttpResult& r, absl::Time now) {
+namespace {
+
+// The verdict of an attempt that did not bring a 200: transport failures and
+// HTTP statuses. Returns nullopt for a 200, whose body decides.
+absl::optional<Outcome> ClassifyFailure(const HttpResult& r, absl::Time now) {
   Outcome out;
   if (r.transport != Transport::kOk) {
     out.verdict = r.transport == Transport::kFatal ? Outcome::Verdict::kReject
@@ -77,16 +82,63 @@ Outcome Classify(const HttpResult& r, absl::Time now) {
     }
     return out;
   }
-  auto decoded = ParseDecodeVinValues(r.body);
-  if (!decoded.ok()) {
-    out.verdict = Outcome::Verdict::kRetry;
-    out.error = {200, "bad_response",
-                 absl::StrCat(decoded.status().message(), " (body starts \"",
-                              Snippet(r.body), "\")")};
-    return out;
+  return absl::nullopt;
+}
+
+Outcome BadResponse(const absl::Status& why, absl::string_view body) {
+  Outcome out;
+  out.verdict = Outcome::Verdict::kRetry;
+  out.error = {200, "bad_response",
+               absl::StrCat(why.message(), " (body starts \"", Snippet(body),
+                            "\")")};
+  return out;
+}
+
+}  // namespace
+
+Outcome Classify(const HttpResult& r, absl::Time now) {
+  if (absl::optional<Outcome> failed = ClassifyFailure(r, now)) {
+    return *std::move(failed);
   }
+  auto decoded = ParseDecodeVinValues(r.body);
+  if (!decoded.ok()) return BadResponse(decoded.status(), r.body);
+  Outcome out;
   out.verdict = Outcome::Verdict::kDecoded;
   out.decoded = *std::move(decoded);
+  return out;
+}
+
+std::vector<Outcome> ClassifyBatch(const HttpResult& r, absl::Time now,
+                                   const std::vector<std::string>& vins) {
+  absl::optional<Outcome> whole = ClassifyFailure(r, now);
+  absl::StatusOr<std::vector<BatchResult>> results;
+  if (!whole) {
+    results = ParseDecodeVinValuesBatch(r.body);
+    if (!results.ok()) whole = BadResponse(results.status(), r.body);
+  }
+  if (whole) return std::vector<Outcome>(vins.size(), *whole);
+  absl::flat_hash_map<std::string, BatchResult*> by_vin;
+  for (BatchResult& result : *results) by_vin.try_emplace(result.vin, &result);
+  std::vector<Outcome> out;
+  out.reserve(vins.size());
+  for (const std::string& vin : vins) {
+    auto it = by_vin.find(vin);
+    Outcome o;
+    if (it == by_vin.end()) {
+      o.verdict = Outcome::Verdict::kRetry;
+      o.error = {200, "bad_response",
+                 absl::StrCat("vPIC's batch answer holds no result for ", vin)};
+    } else if (!it->second->decoded.ok()) {
+      o.verdict = Outcome::Verdict::kRetry;
+      o.error = {200, "bad_response",
+                 std::string(it->second->decoded.status().message())};
+    } else {
+      o.verdict = Outcome::Verdict::kDecoded;
+      o.decoded = *std::move(it->second->decoded);
+      by_vin.erase(it);  // a VIN asked for twice gets its result once
+    }
+    out.push_back(std::move(o));
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 #define VIN_VPIC_CLASSIFY_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -50,6 +51,16 @@ struct Outcome {
 // other statuses and fatal transport errors. A 200 with vPIC JSON is a
 // finished decode however empty.
 Outcome Classify(const HttpResult& result, absl::Time now);
+
+// Classifies one DecodeVINValuesBatch attempt for each of `vins` (the
+// normalised VINs sent, in order; the outcomes come back in that order). A
+// failure of the request as a whole (transport, HTTP status, a body that is
+// not vPIC JSON) is that outcome for every VIN. Otherwise each VIN gets the
+// result whose `VIN` field matches it, classified as Classify() would a
+// single answer, or a retryable bad_response when the answer holds no
+// (well-formed) result for it. `now` is wall time, for Retry-After dates.
+std::vector<Outcome> ClassifyBatch(const HttpResult& result, absl::Time now,
+                                   const std::vector<std::string>& vins);
 
 // Parses a Retry-After value: delta-seconds ("120") or an HTTP date
 // ("Wed, 21 Oct 2015 07:28:00 GMT"); a date in the past gives zero.

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 
 namespace vpic {
@@ -17,6 +18,7 @@ struct Client::Transfer {
   CURL* easy;
   Callback done;
   HttpResult result;
+  std::string post_body;  // batch requests; must outlive the transfer
   char error[CURL_ERROR_SIZE] = {0};
 };
 
@@ -75,6 +77,31 @@ std::string DecodeVinValuesUrl(const std::string& base_url,
   return url;
 }
 
+std::string DecodeVinValuesBatchUrl(const std::string& base_url) {
+  return absl::StrCat(absl::StripSuffix(base_url, "/"),
+                      "/DecodeVINValuesBatch/");
+}
+
+std::string DecodeVinValuesBatchBody(const std::vector<BatchEntry>& entries) {
+  std::string body = "format=json&data=";
+  bool first = true;
+  for (const BatchEntry& e : entries) {
+    if (!first) body += "%3B";  // ';'
+    first = false;
+    // VINs are validated (A-Z, 0-9) before they get here; anything else is
+    // escaped all the same, so the form stays well formed.
+    for (char c : e.vin) {
+      if (absl::ascii_isalnum(static_cast<unsigned char>(c))) {
+        body.push_back(c);
+      } else {
+        absl::StrAppendFormat(&body, "%%%02X", static_cast<unsigned char>(c));
+      }
+    }
+    if (e.model_year != 0) absl::StrAppend(&body, "%2C", e.model_year);  // ','
+  }
+  return body;
+}
+
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
   if (!absl::StartsWith(options.base_url, "http://") &&
       !absl::StartsWith(options.base_url, "https://")) {
@@ -111,15 +138,13 @@ void* Client::AcquireHandle() {
   return easy;
 }
 
-Client::RequestId Client::Start(const std::string& vin, int model_year,
-                                Callback done) {
-  auto t = std::make_unique<Transfer>();
+Client::Transfer* Client::Begin(const std::string& url, Callback done) {
+  starting_ = std::make_unique<Transfer>();
+  Transfer* t = starting_.get();
   t->id = next_id_++;
   t->easy = static_cast<CURL*>(AcquireHandle());
   t->done = std::move(done);
   CURL* e = t->easy;
-  const std::string url =
-      DecodeVinValuesUrl(options_.base_url, vin, model_year);
   curl_easy_setopt(e, CURLOPT_URL, url.c_str());
   curl_easy_setopt(e, CURLOPT_USERAGENT, options_.user_agent.c_str());
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
@@ -135,11 +160,35 @@ Client::RequestId Client::Start(const std::string& vin, int model_year,
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, &t->result);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
-  curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
-  curl_multi_add_handle(multi_, e);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, t);
+  return t;
+}
+
+Client::RequestId Client::Add(Transfer* t) {
+  curl_multi_add_handle(multi_, t->easy);
   const RequestId id = t->id;
-  transfers_.emplace(id, std::move(t));
+  transfers_.emplace(id, std::move(starting_));
   return id;
+}
+
+Client::RequestId Client::Start(const std::string& vin, int model_year,
+                                Callback done) {
+  Transfer* t = Begin(DecodeVinValuesUrl(options_.base_url, vin, model_year),
+                      std::move(done));
+  return Add(t);
+}
+
+Client::RequestId Client::StartBatch(const std::vector<BatchEntry>& entries,
+                                     Callback done) {
+  Transfer* t = Begin(DecodeVinValuesBatchUrl(options_.base_url),
+                      std::move(done));
+  t->post_body = DecodeVinValuesBatchBody(entries);
+  curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->post_body.c_str());
+  curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE,
+                   static_cast<long>(t->post_body.size()));
+  // A POST is not re-sent on a redirect as a GET.
+  curl_easy_setopt(t->easy, CURLOPT_POSTREDIR, CURL_REDIR_POST_ALL);
+  return Add(t);
 }
 
 void Client::Cancel(RequestId id) {

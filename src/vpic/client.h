@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "vpic/classify.h"
+#include "vpic/upstream_client.h"
 
 namespace vpic {
 
@@ -30,34 +31,40 @@ struct ClientOptions {
 // {base}/DecodeVinValues/{vin}?format=json[&modelyear=Y]
 std::string DecodeVinValuesUrl(const std::string& base_url,
                                const std::string& vin, int model_year);
+// {base}/DecodeVINValuesBatch/
+std::string DecodeVinValuesBatchUrl(const std::string& base_url);
+// The form body of a batch request: format=json&data=VIN[,YEAR];VIN[,YEAR]
+// (form-encoded, so ',' and ';' travel as %2C and %3B).
+std::string DecodeVinValuesBatchBody(const std::vector<BatchEntry>& entries);
 
-class Client {
+class Client final : public UpstreamClient {
  public:
-  using RequestId = uint64_t;
-  using Callback = std::function<void(HttpResult)>;
-
   static absl::StatusOr<std::unique_ptr<Client>> Create(ClientOptions options);
-  ~Client();
+  ~Client() override;
 
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Starts GET DecodeVinValues for `vin`; `done` runs inside a later Poll().
-  RequestId Start(const std::string& vin, int model_year, Callback done);
-  // Aborts a transfer; its callback never runs. Unknown ids are a no-op.
-  void Cancel(RequestId id);
+  RequestId Start(const std::string& vin, int model_year,
+                  Callback done) override;
+  RequestId StartBatch(const std::vector<BatchEntry>& entries,
+                       Callback done) override;
+  void Cancel(RequestId id) override;
   // Drives transfers: waits up to `timeout` for socket activity or Wakeup(),
   // then runs the callbacks of finished transfers.
-  void Poll(absl::Duration timeout);
-  // Makes a concurrent or next Poll() return at once. Thread-safe.
-  void Wakeup();
+  void Poll(absl::Duration timeout) override;
+  void Wakeup() override;
 
-  size_t active() const { return transfers_.size(); }
+  size_t active() const override { return transfers_.size(); }
 
  private:
   struct Transfer;
   explicit Client(ClientOptions options, void* multi);
   void* AcquireHandle();
+  // Sets up a transfer of `url` with the common options; the caller adds
+  // method-specific options, then calls Add().
+  Transfer* Begin(const std::string& url, Callback done);
+  RequestId Add(Transfer* t);
   void Finish(Transfer* t, int curl_code);
 
   const ClientOptions options_;
@@ -65,6 +72,7 @@ class Client {
   std::vector<void*> idle_;       // CURL* kept for reuse
   RequestId next_id_ = 1;
   absl::flat_hash_map<RequestId, std::unique_ptr<Transfer>> transfers_;
+  std::unique_ptr<Transfer> starting_;  // between Begin() and Add()
 };
 
 }  // namespace vpic

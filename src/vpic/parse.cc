@@ -119,40 +119,51 @@ std::vector<Note> MakeNotes(absl::string_view error_code,
   return notes;
 }
 
-absl::StatusOr<Decoded> Parse(absl::string_view body) {
-  if (absl::StripAsciiWhitespace(body).empty()) {
-    return NotVpic("the body is empty");
-  }
-  const Json doc =
-      Json::parse(body.data(), body.data() + body.size(), nullptr, false);
-  if (doc.is_discarded()) {
-    return NotVpic(absl::StrCat("the body is not valid JSON (it starts with \"",
-                                Excerpt(body), "\")"));
-  }
-  if (!doc.is_object()) {
-    return NotVpic(absl::StrCat("the top level is a JSON ", doc.type_name(),
-                                ", not an object"));
-  }
-  auto results = doc.find("Results");
-  if (results == doc.end()) return NotVpic("it has no \"Results\" field");
-  if (!results->is_array()) {
-    return NotVpic(absl::StrCat("\"Results\" is a JSON ", results->type_name(),
-                                ", not an array"));
-  }
-  if (results->empty()) return NotVpic("\"Results\" is empty");
-  const Json& first = results->front();
-  if (!first.is_object()) {
-    return NotVpic(absl::StrCat("the first result is a JSON ",
-                                first.type_name(), ", not an object"));
-  }
+absl::Status NotVpicBatch(absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("vPIC answer is not DecodeVINValuesBatch JSON: ", what));
+}
 
+// The `Results` array of a vPIC answer, or why the body is not vPIC JSON.
+// `doc` keeps the parsed body alive.
+absl::StatusOr<const Json*> Results(absl::string_view body, Json* doc,
+                                    absl::Status (*not_vpic)(absl::string_view)) {
+  if (absl::StripAsciiWhitespace(body).empty()) {
+    return not_vpic("the body is empty");
+  }
+  *doc = Json::parse(body.data(), body.data() + body.size(), nullptr, false);
+  if (doc->is_discarded()) {
+    return not_vpic(absl::StrCat("the body is not valid JSON (it starts with \"",
+                                 Excerpt(body), "\")"));
+  }
+  if (!doc->is_object()) {
+    return not_vpic(absl::StrCat("the top level is a JSON ", doc->type_name(),
+                                 ", not an object"));
+  }
+  auto results = doc->find("Results");
+  if (results == doc->end()) return not_vpic("it has no \"Results\" field");
+  if (!results->is_array()) {
+    return not_vpic(absl::StrCat("\"Results\" is a JSON ",
+                                 results->type_name(), ", not an array"));
+  }
+  if (results->empty()) return not_vpic("\"Results\" is empty");
+  return &*results;
+}
+
+// One result object (the variables of one VIN) as a vehicle and notes.
+absl::StatusOr<Decoded> ParseResult(const Json& result, absl::string_view which,
+                                    absl::Status (*not_vpic)(absl::string_view)) {
+  if (!result.is_object()) {
+    return not_vpic(absl::StrCat(which, " is a JSON ", result.type_name(),
+                                 ", not an object"));
+  }
   Decoded decoded;
   std::string error_code, error_text;
-  for (const auto& [name, value] : first.items()) {
+  for (const auto& [name, value] : result.items()) {
     std::string text;
     if (!ScalarText(value, &text)) {
-      return NotVpic(absl::StrCat("variable \"", name, "\" is a JSON ",
-                                  value.type_name(), ", not a string or null"));
+      return not_vpic(absl::StrCat("variable \"", name, "\" is a JSON ",
+                                   value.type_name(), ", not a string or null"));
     }
     if (name == kErrorCode) {
       error_code = std::move(text);
@@ -167,19 +178,60 @@ absl::StatusOr<Decoded> Parse(absl::string_view body) {
   return decoded;
 }
 
+absl::StatusOr<Decoded> Parse(absl::string_view body) {
+  Json doc;
+  auto results = Results(body, &doc, NotVpic);
+  if (!results.ok()) return results.status();
+  return ParseResult((*results)->front(), "the first result", NotVpic);
+}
+
+absl::StatusOr<std::vector<BatchResult>> ParseBatch(absl::string_view body) {
+  Json doc;
+  auto results = Results(body, &doc, NotVpicBatch);
+  if (!results.ok()) return results.status();
+  std::vector<BatchResult> out;
+  out.reserve((*results)->size());
+  size_t index = 0;
+  for (const Json& result : **results) {
+    const std::string which = absl::StrCat("result ", index++);
+    BatchResult r;
+    if (result.is_object()) {
+      auto vin = result.find("VIN");
+      if (vin != result.end()) ScalarText(*vin, &r.vin);
+      absl::AsciiStrToUpper(&r.vin);
+    }
+    // A result without a VIN cannot be matched to a request: it is dropped,
+    // and the VIN it was for counts as missing from the answer.
+    if (r.vin.empty()) continue;
+    r.decoded = ParseResult(result, which, NotVpicBatch);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace
 
-absl::StatusOr<Decoded> ParseDecodeVinValues(absl::string_view body) {
-  // The non-throwing parse and the type checks above should leave nothing to
-  // throw; this is the last guard for untrusted upstream bytes.
+// The non-throwing parse and the type checks above should leave nothing to
+// throw; this is the last guard for untrusted upstream bytes.
+template <typename Fn>
+auto Guarded(Fn parse) -> decltype(parse()) {
   try {
-    return Parse(body);
+    return parse();
   } catch (const nlohmann::json::exception& e) {
     return NotVpic(e.what());
   } catch (const std::exception& e) {
     return absl::InternalError(
         absl::StrCat("parsing the vPIC answer failed: ", e.what()));
   }
+}
+
+absl::StatusOr<Decoded> ParseDecodeVinValues(absl::string_view body) {
+  return Guarded([&] { return Parse(body); });
+}
+
+absl::StatusOr<std::vector<BatchResult>> ParseDecodeVinValuesBatch(
+    absl::string_view body) {
+  return Guarded([&] { return ParseBatch(body); });
 }
 
 }  // namespace vpic

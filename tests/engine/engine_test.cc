@@ -53,7 +53,7 @@ class EngineTest : public testing::Test {
                           absl::Time deadline = absl::InfiniteFuture()) {
     DecodeRequest r;
     r.vin = vin;
-    r.deadline = deadline;
+    if (deadline != absl::InfiniteFuture()) r.timeout = deadline - absl::Now();
     auto id = engine_->Submit(r, l);
     EXPECT_TRUE(id.ok()) << id.status();
     return id.value_or(0);
@@ -287,6 +287,8 @@ TEST_F(EngineTest, FailuresAreNotCached) {
 TEST_F(EngineTest, UpstreamConcurrencyIsBounded) {
   EngineOptions o;
   o.max_upstream_concurrency = 3;
+  o.upstream_batch_max = 1;  // one request per flight, so that they overlap
+  o.budget.rate_per_minute = 0;
   MakeEngine(o);
   const std::vector<std::string> vins = {
       "1HGCM82633A004352", "1G4AH59H45G118341", "1M8GDM9AXKP042788",

@@ -12,7 +12,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace fakevpic {
 namespace {
@@ -140,6 +142,41 @@ std::optional<DecodeTarget> ParseDecodeTarget(absl::string_view target) {
   return out;
 }
 
+bool IsBatchTarget(absl::string_view target) {
+  const std::string lower =
+      absl::AsciiStrToLower(target.substr(0, target.find('?')));
+  absl::string_view path = lower;
+  absl::ConsumeSuffix(&path, "/");
+  return absl::EndsWith(path, "/decodevinvaluesbatch");
+}
+
+std::optional<std::vector<DecodeTarget>> ParseBatchForm(absl::string_view body) {
+  for (absl::string_view field : absl::StrSplit(body, '&')) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(field, absl::MaxSplits('=', 1));
+    if (!absl::EqualsIgnoreCase(kv.first, "data")) continue;
+    std::string data(kv.second);
+    std::replace(data.begin(), data.end(), '+', ' ');
+    data = PercentDecode(data);
+    std::vector<DecodeTarget> out;
+    for (absl::string_view entry : absl::StrSplit(data, ';')) {
+      entry = absl::StripAsciiWhitespace(entry);
+      if (entry.empty()) continue;
+      std::pair<absl::string_view, absl::string_view> vin_year =
+          absl::StrSplit(entry, absl::MaxSplits(',', 1));
+      DecodeTarget t;
+      t.vin = std::string(absl::StripAsciiWhitespace(vin_year.first));
+      int year = 0;
+      t.model_year = absl::SimpleAtoi(vin_year.second, &year) && year > 0
+                         ? year
+                         : 0;
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<Answers> Answers::Load(const std::string& fixtures_dir) {
   Answers answers;
   answers.message_ = std::string(kDefaultMessage);
@@ -247,6 +284,36 @@ std::string Answers::Truncated(absl::string_view vin, int model_year) const {
   std::string body = Normal(vin, model_year);
   body.resize(body.size() / 2);
   return body;
+}
+
+namespace {
+
+// The first result object of a DecodeVinValues body.
+std::string FirstResult(const std::string& body) {
+  Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc["Results"].is_array() || doc["Results"].empty()) {
+    return "{}";
+  }
+  return doc["Results"][0].dump(-1, ' ', false,
+                                Json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string Answers::NormalResult(absl::string_view vin, int model_year) const {
+  return FirstResult(Normal(vin, model_year));
+}
+
+std::string Answers::SparseResult(absl::string_view vin) const {
+  return FirstResult(Sparse(vin));
+}
+
+std::string Answers::BatchBody(const std::vector<std::string>& results) const {
+  // vPIC's batch answer: Count is the number of results.
+  return absl::StrCat("{\"Count\":", results.size(),
+                      ",\"Message\":", Quote(message_),
+                      ",\"SearchCriteria\":null,\"Results\":[",
+                      absl::StrJoin(results, ","), "]}");
 }
 
 std::string Answers::MaintenancePage() {

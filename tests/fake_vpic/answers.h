@@ -29,6 +29,13 @@ struct DecodeTarget {
 // for any other path or an empty VIN.
 std::optional<DecodeTarget> ParseDecodeTarget(absl::string_view target);
 
+// Whether `target` is "<anything>/DecodeVINValuesBatch[/][?query]" (without
+// regard to case).
+bool IsBatchTarget(absl::string_view target);
+// The VINs of a batch form body ("format=json&data=VIN[,YEAR];VIN..." with
+// form encoding), or nullopt when it has no `data` field.
+std::optional<std::vector<DecodeTarget>> ParseBatchForm(absl::string_view body);
+
 class Answers {
  public:
   // Loads every *.json in `fixtures_dir` ({"request":{"url":...},"status":...,
@@ -55,6 +62,13 @@ class Answers {
   std::string Truncated(absl::string_view vin, int model_year) const;
   // A small HTML maintenance page.
   static std::string MaintenancePage();
+
+  // The result object (one VIN's variables) of Normal() / Sparse(), for a
+  // batch answer.
+  std::string NormalResult(absl::string_view vin, int model_year) const;
+  std::string SparseResult(absl::string_view vin) const;
+  // A DecodeVINValuesBatch answer holding `results` (result objects).
+  std::string BatchBody(const std::vector<std::string>& results) const;
 
   // Number of DecodeVinValues fixtures being served.
   int fixture_count() const { return static_cast<int>(fixtures_.size()); }

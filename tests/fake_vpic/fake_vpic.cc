@@ -34,6 +34,7 @@ namespace fakevpic {
 namespace {
 
 constexpr size_t kMaxHeadBytes = 64 * 1024;
+constexpr size_t kMaxBodyBytes = 1024 * 1024;
 
 // Steps named by a plain word, in both directions.
 constexpr std::pair<Step::Kind, absl::string_view> kWordSteps[] = {
@@ -43,7 +44,8 @@ constexpr std::pair<Step::Kind, absl::string_view> kWordSteps[] = {
     {Step::Kind::kHtml, "html"},
     {Step::Kind::kSparse, "sparse"},
     {Step::Kind::kTruncated, "truncated"},
-    {Step::Kind::kEmptyResults, "empty"}};
+    {Step::Kind::kEmptyResults, "empty"},
+    {Step::Kind::kMissing, "missing"}};
 
 // What `served` records for a step.
 std::string ServedName(const Step& step) {
@@ -62,6 +64,7 @@ const char* Reason(int status) {
       {400, "Bad Request"},
       {404, "Not Found"},
       {405, "Method Not Allowed"},
+      {413, "Payload Too Large"},
       {429, "Too Many Requests"},
       {431, "Request Header Fields Too Large"},
       {500, "Internal Server Error"},
@@ -96,6 +99,7 @@ struct HttpRequest {
   std::string target;
   bool close = false;  // the client asked to close after the answer
   size_t content_length = 0;
+  std::string body;
 };
 
 // Parses a request head (request line and headers, without the blank line).
@@ -171,13 +175,12 @@ class Connection {
     }
   }
 
-  // Reads and drops `n` body bytes.
-  bool SkipBody(size_t n) {
+  // Reads `n` body bytes into `out`.
+  bool ReadBody(size_t n, std::string* out) {
     while (buf_.size() < n) {
-      n -= buf_.size();
-      buf_.clear();
       if (!Fill()) return false;
     }
+    out->assign(buf_, 0, n);
     buf_.erase(0, n);
     return true;
   }
@@ -217,6 +220,43 @@ class Connection {
 // How a connection goes on after one request.
 enum class Disposition { kKeepOpen, kClose, kReset };
 
+// Whether a step fails the whole HTTP answer (rather than one VIN of it).
+bool FailsWholeAnswer(Step::Kind kind) {
+  switch (kind) {
+    case Step::Kind::kOk:
+    case Step::Kind::kSparse:
+    case Step::Kind::kMissing:
+    case Step::Kind::kDelay:
+      return false;
+    default:
+      return true;
+  }
+}
+
+constexpr absl::string_view kJson = "application/json; charset=utf-8";
+
+// The answer of a step that fails the whole answer and is written as one
+// (status, 429, html, truncated, empty); `normal` and `empty` are the
+// request's normal and empty-results bodies.
+std::string FaultAnswer(const Step& step, bool close, absl::string_view normal,
+                        absl::string_view empty) {
+  switch (step.kind) {
+    case Step::Kind::kStatus:
+      return TextResponse(step.status, close);
+    case Step::Kind::kTooManyRequests:
+      return TextResponse(
+          429, close, absl::StrCat("Retry-After: ", step.retry_after, "\r\n"));
+    case Step::Kind::kHtml:
+      return HttpResponse(200, "text/html; charset=utf-8",
+                          Answers::MaintenancePage(), close);
+    case Step::Kind::kTruncated:
+      return HttpResponse(200, kJson, normal.substr(0, normal.size() / 2),
+                          close);
+    default:  // kEmptyResults
+      return HttpResponse(200, kJson, empty, close);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<Step> Step::Parse(absl::string_view text) {
@@ -255,7 +295,7 @@ absl::StatusOr<Step> Step::Parse(absl::string_view text) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown step \"", raw,
       "\" (want ok, NNN, 429:<Retry-After>, reset, hang, html, sparse, "
-      "truncated, empty or delay:<duration>)"));
+      "truncated, empty, missing or delay:<duration>)"));
 }
 
 absl::StatusOr<std::vector<Step>> Step::ParseList(absl::string_view text) {
@@ -304,13 +344,22 @@ class FakeVpic::Impl {
     every_vin_ = std::move(steps);
     every_vin_count_.clear();
   }
-  std::vector<RequestRecord> Requests(
-      std::optional<absl::string_view> vin) const {
+  void ScriptBatch(std::vector<Step> steps) {
     absl::MutexLock lock(&mu_);
-    if (!vin) return log_;
+    batch_script_ = std::deque<Step>(steps.begin(), steps.end());
+  }
+  // Every request (no filter), those for one VIN, or the batch requests.
+  std::vector<RequestRecord> Requests(std::optional<absl::string_view> vin,
+                                      bool batches_only = false) const {
+    absl::MutexLock lock(&mu_);
+    if (!vin && !batches_only) return log_;
     std::vector<RequestRecord> out;
     for (const RequestRecord& r : log_) {
-      if (r.vin == *vin) out.push_back(r);
+      bool match = batches_only ? r.is_batch() : r.vin == *vin;
+      if (!match && vin && r.is_batch()) {
+        for (const auto& [v, year] : r.batch) match = match || v == *vin;
+      }
+      if (match) out.push_back(r);
     }
     return out;
   }
@@ -348,6 +397,10 @@ class FakeVpic::Impl {
   void ServeConnection(int fd, uint64_t id);
   Disposition Handle(Connection& conn, const HttpRequest& req,
                      absl::Time arrival);
+  Disposition HandleBatch(Connection& conn, const HttpRequest& req,
+                          absl::Time arrival);
+  // Logs the request and counts it as being answered.
+  void Log(const RequestRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Step NextStep(const std::string& vin) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits `d`; returns false when the server stopped meanwhile.
   bool Pause(absl::Duration d);
@@ -367,6 +420,7 @@ class FakeVpic::Impl {
       ABSL_GUARDED_BY(mu_);
   std::vector<Step> every_vin_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, size_t> every_vin_count_ ABSL_GUARDED_BY(mu_);
+  std::deque<Step> batch_script_ ABSL_GUARDED_BY(mu_);
   std::vector<RequestRecord> log_ ABSL_GUARDED_BY(mu_);
   int active_ ABSL_GUARDED_BY(mu_) = 0;
   int peak_ ABSL_GUARDED_BY(mu_) = 0;
@@ -492,7 +546,11 @@ void FakeVpic::Impl::ServeConnection(int fd, uint64_t id) {
       conn.WriteAll(TextResponse(400, /*close=*/true));
       break;
     }
-    if (!conn.SkipBody(req->content_length)) break;
+    if (req->content_length > kMaxBodyBytes) {
+      conn.WriteAll(TextResponse(413, /*close=*/true));
+      break;
+    }
+    if (!conn.ReadBody(req->content_length, &req->body)) break;
     const Disposition disposition = Handle(conn, *req, arrival);
     if (disposition == Disposition::kReset) {
       linger reset{1, 0};  // close() then sends RST instead of FIN
@@ -540,8 +598,16 @@ bool FakeVpic::Impl::Pause(absl::Duration d) {
   return !stop_;
 }
 
+void FakeVpic::Impl::Log(const RequestRecord& record) {
+  log_.push_back(record);
+  peak_ = std::max(peak_, ++active_);
+}
+
 Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
                                    absl::Time arrival) {
+  if (req.method == "POST" && IsBatchTarget(req.target)) {
+    return HandleBatch(conn, req, arrival);
+  }
   RequestRecord record;
   record.time = arrival;
   record.target = req.target;
@@ -560,8 +626,7 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
       step = NextStep(decode->vin);
       record.served = ServedName(step);
     }
-    log_.push_back(record);
-    peak_ = std::max(peak_, ++active_);
+    Log(record);
   }
   if (options_.on_request) options_.on_request(record);
 
@@ -577,32 +642,15 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
                  ? TextResponse(405, close_after, "Allow: GET\r\n")
                  : TextResponse(404, close_after);
   } else {
-    constexpr absl::string_view kJson = "application/json; charset=utf-8";
     const std::string& vin = decode->vin;
     const int year = decode->model_year;
     switch (step.kind) {
-      case Step::Kind::kStatus:
-        answer = TextResponse(step.status, close_after);
-        break;
-      case Step::Kind::kTooManyRequests:
-        answer = TextResponse(
-            429, close_after,
-            absl::StrCat("Retry-After: ", step.retry_after, "\r\n"));
-        break;
       case Step::Kind::kReset:
         return Disposition::kReset;
-      case Step::Kind::kHtml:
-        answer = HttpResponse(200, "text/html; charset=utf-8",
-                              Answers::MaintenancePage(), close_after);
-        break;
       case Step::Kind::kSparse:
         answer = HttpResponse(200, kJson, answers_.Sparse(vin), close_after);
         break;
-      case Step::Kind::kTruncated:
-        answer = HttpResponse(200, kJson, answers_.Truncated(vin, year),
-                              close_after);
-        break;
-      case Step::Kind::kEmptyResults:
+      case Step::Kind::kMissing:
         answer =
             HttpResponse(200, kJson, answers_.EmptyResults(vin), close_after);
         break;
@@ -614,8 +662,87 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
         answer =
             HttpResponse(200, kJson, answers_.Normal(vin, year), close_after);
         break;
+      default:
+        answer = FaultAnswer(step, close_after, answers_.Normal(vin, year),
+                             answers_.EmptyResults(vin));
+        break;
     }
   }
+  if (!conn.WriteAll(answer)) return Disposition::kClose;
+  return close_after ? Disposition::kClose : Disposition::kKeepOpen;
+}
+
+Disposition FakeVpic::Impl::HandleBatch(Connection& conn,
+                                        const HttpRequest& req,
+                                        absl::Time arrival) {
+  RequestRecord record;
+  record.time = arrival;
+  record.target = req.target;
+  std::optional<std::vector<DecodeTarget>> entries = ParseBatchForm(req.body);
+  const bool valid = entries && !entries->empty();
+  Step whole;  // the answer to the request as a whole
+  std::vector<Step> steps;  // each VIN's, when the whole is left to them
+  {
+    absl::MutexLock lock(&mu_);
+    if (valid) {
+      for (const DecodeTarget& e : *entries) {
+        record.batch.emplace_back(e.vin, e.model_year);
+      }
+      if (!batch_script_.empty()) {
+        whole = std::move(batch_script_.front());
+        batch_script_.pop_front();
+      }
+      if (!FailsWholeAnswer(whole.kind)) {
+        for (const DecodeTarget& e : *entries) {
+          steps.push_back(NextStep(e.vin));
+          if (!FailsWholeAnswer(whole.kind) &&
+              FailsWholeAnswer(steps.back().kind)) {
+            whole = steps.back();  // the first VIN whose step fails it all
+          }
+        }
+      }
+      record.served = ServedName(whole);
+    } else {
+      record.served = "400";
+    }
+    Log(record);
+  }
+  if (options_.on_request) options_.on_request(record);
+
+  const bool close_after = req.close;
+  if (!valid) {
+    return conn.WriteAll(TextResponse(400, close_after)) && !close_after
+               ? Disposition::kKeepOpen
+               : Disposition::kClose;
+  }
+  if (whole.kind == Step::Kind::kHang) {
+    conn.WaitForClose();
+    return Disposition::kClose;
+  }
+  absl::Duration delay = options_.latency;
+  if (whole.kind == Step::Kind::kDelay) delay += whole.delay;
+  absl::Duration longest_vin_delay = absl::ZeroDuration();
+  for (const Step& step : steps) {
+    if (step.kind == Step::Kind::kDelay) {
+      longest_vin_delay = std::max(longest_vin_delay, step.delay);
+    }
+  }
+  if (!Pause(delay + longest_vin_delay)) return Disposition::kClose;
+  if (whole.kind == Step::Kind::kReset) return Disposition::kReset;
+  std::vector<std::string> results;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const DecodeTarget& e = (*entries)[i];
+    const Step::Kind kind = i < steps.size() ? steps[i].kind : Step::Kind::kOk;
+    if (kind == Step::Kind::kMissing) continue;
+    results.push_back(kind == Step::Kind::kSparse
+                          ? answers_.SparseResult(e.vin)
+                          : answers_.NormalResult(e.vin, e.model_year));
+  }
+  const std::string body = answers_.BatchBody(results);
+  const std::string answer =
+      FailsWholeAnswer(whole.kind)
+          ? FaultAnswer(whole, close_after, body, answers_.BatchBody({}))
+          : HttpResponse(200, kJson, body, close_after);
   if (!conn.WriteAll(answer)) return Disposition::kClose;
   return close_after ? Disposition::kClose : Disposition::kKeepOpen;
 }
@@ -643,6 +770,12 @@ void FakeVpic::Script(const std::string& vin, std::vector<Step> steps) {
 void FakeVpic::ScriptEveryVin(std::vector<Step> steps) {
   impl_->ScriptEveryVin(std::move(steps));
 }
+void FakeVpic::ScriptBatch(std::vector<Step> steps) {
+  impl_->ScriptBatch(std::move(steps));
+}
+std::vector<RequestRecord> FakeVpic::BatchRequests() const {
+  return impl_->Requests(std::nullopt, /*batches_only=*/true);
+}
 std::vector<RequestRecord> FakeVpic::Requests() const {
   return impl_->Requests(std::nullopt);
 }
@@ -653,6 +786,13 @@ int FakeVpic::RequestCount(absl::string_view vin) const {
   return static_cast<int>(impl_->Requests(vin).size());
 }
 int FakeVpic::TotalRequests() const { return impl_->TotalRequests(); }
+int FakeVpic::TotalVinsRequested() const {
+  int vins = 0;
+  for (const RequestRecord& r : impl_->Requests(std::nullopt)) {
+    vins += r.is_batch() ? static_cast<int>(r.batch.size()) : !r.vin.empty();
+  }
+  return vins;
+}
 bool FakeVpic::WaitForRequests(int n, absl::Duration timeout) const {
   return impl_->WaitForRequests(n, timeout);
 }

@@ -1,10 +1,19 @@
 // A fake of NHTSA's vPIC HTTP API for tests, demos and benchmarks.
 //
-// Serves GET {base}/DecodeVinValues/{VIN}?format=json[&modelyear=Y] over
-// HTTP/1.1 with keep-alive on a loopback port. Known fixture VINs are answered
-// with the captured vPIC bodies; any other VIN gets a generated vPIC-shaped
-// answer. Per-VIN scripts replace the next answers with faults. Every request
-// is logged with its arrival time.
+// Serves GET {base}/DecodeVinValues/{VIN}?format=json[&modelyear=Y] and
+// POST {base}/DecodeVINValuesBatch/ (form body format=json&data=VIN[,YEAR];...)
+// over HTTP/1.1 with keep-alive on a loopback port. Known fixture VINs are
+// answered with the captured vPIC bodies; any other VIN gets a generated
+// vPIC-shaped answer. Per-VIN scripts replace the next answers with faults;
+// batch-wide scripts replace the next batch answers. Every request is logged
+// with its arrival time (a batch request with its VINs).
+//
+// In a batch request each VIN takes the next step of its own script, as a
+// single request would: `sparse` gives that VIN a sparse result, `missing`
+// leaves it out of the answer, `delay:` delays the whole answer, and a fault
+// of the whole answer (a status, 429, reset, hang, html, truncated, empty)
+// becomes the answer to the batch, for every VIN in it, since an HTTP answer
+// cannot fail for one VIN alone.
 //
 // Thread-safe: tests script and read the log from any thread while the
 // server's own threads serve connections.
@@ -37,6 +46,7 @@ struct Step {
                     // matches what is sent)
     kEmptyResults,  // 200 vPIC JSON with "Results": []
     kDelay,         // wait `delay`, then the normal answer
+    kMissing,       // 200 without a result for this VIN (single: "Results": [])
   };
   Kind kind = Kind::kOk;
   int status = 0;
@@ -45,8 +55,8 @@ struct Step {
 
   // Parses the textual form used by the fake-vpic binary and handy in tests:
   // "ok", "503" (any 3-digit status), "429:<Retry-After value>", "reset",
-  // "hang", "html", "sparse", "truncated", "empty", "delay:<duration>"
-  // (e.g. "delay:500ms").
+  // "hang", "html", "sparse", "truncated", "empty", "missing",
+  // "delay:<duration>" (e.g. "delay:500ms").
   static absl::StatusOr<Step> Parse(absl::string_view text);
   // Parses a comma-separated list of steps ("503,503,ok").
   static absl::StatusOr<std::vector<Step>> ParseList(absl::string_view text);
@@ -58,6 +68,10 @@ struct RequestRecord {
   int model_year = 0;  // the modelyear query parameter, 0 when absent
   std::string target;  // the request target as sent ("/api/vehicles/...")
   std::string served;  // what was served: "ok", "503", "reset", "hang", ...
+  // DecodeVINValuesBatch requests: the VINs (and model years, 0 for none)
+  // of the form body, in order. Empty for other requests.
+  std::vector<std::pair<std::string, int>> batch;
+  bool is_batch() const { return !batch.empty(); }
 };
 
 struct Options {
@@ -91,11 +105,21 @@ class FakeVpic {
   // requests (counted per VIN from this call on), then the normal answer.
   // Used for outages.
   void ScriptEveryVin(std::vector<Step> steps);
+  // The next batch requests get these answers as a whole, whatever their
+  // VINs' scripts say (their VINs' scripts are not consumed). `ok` leaves a
+  // batch request to its VINs' scripts.
+  void ScriptBatch(std::vector<Step> steps);
 
   std::vector<RequestRecord> Requests() const;
+  // The requests that asked for `vin`: single ones, and batches holding it.
   std::vector<RequestRecord> RequestsFor(absl::string_view vin) const;
   int RequestCount(absl::string_view vin) const;
+  // DecodeVINValuesBatch requests only.
+  std::vector<RequestRecord> BatchRequests() const;
   int TotalRequests() const;
+  // VINs asked for, over every request: one per DecodeVinValues request,
+  // each VIN of a batch.
+  int TotalVinsRequested() const;
   // Blocks until at least `n` requests have arrived or `timeout` passes;
   // returns whether they arrived.
   bool WaitForRequests(int n, absl::Duration timeout) const;

@@ -17,6 +17,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
@@ -31,10 +32,13 @@ ABSL_FLAG(absl::Duration, latency, absl::ZeroDuration(),
 ABSL_FLAG(std::string, script, "",
           "Per-VIN scripts: 'VIN=step,step;VIN2=step'. Steps: ok, NNN, "
           "429:<Retry-After>, reset, hang, html, sparse, truncated, empty, "
-          "delay:<duration>.");
+          "missing (left out of a batch answer), delay:<duration>.");
 ABSL_FLAG(std::string, script_every_vin, "",
           "Steps every unscripted VIN gets for its first requests, e.g. "
           "'503,503,ok'.");
+ABSL_FLAG(std::string, script_batch, "",
+          "Answers to the next DecodeVINValuesBatch requests as a whole, e.g. "
+          "'503,ok'.");
 ABSL_FLAG(bool, log_requests, false, "Print every request to stderr.");
 
 namespace {
@@ -62,6 +66,12 @@ bool ApplyScripts(fakevpic::FakeVpic& fake) {
     return false;
   }
   fake.ScriptEveryVin(*std::move(every));
+  auto batch = fakevpic::Step::ParseList(absl::GetFlag(FLAGS_script_batch));
+  if (!batch.ok()) {
+    std::cerr << "fake-vpic: bad --script_batch: " << batch.status() << "\n";
+    return false;
+  }
+  fake.ScriptBatch(*std::move(batch));
   return true;
 }
 
@@ -86,9 +96,16 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_log_requests)) {
     options.on_request = [](const fakevpic::RequestRecord& r) {
       // One write per line so lines from connection threads do not mix.
+      std::string vins = r.vin.empty() ? "-" : r.vin;
+      if (r.is_batch()) {
+        vins = absl::StrJoin(r.batch, ";", [](std::string* out, const auto& e) {
+          absl::StrAppend(out, e.first, e.second ? absl::StrCat(",", e.second)
+                                                 : std::string());
+        });
+      }
       const std::string line = absl::StrCat(
           absl::FormatTime("%H:%M:%E6S", r.time, absl::LocalTimeZone()),
-          " vin=", r.vin.empty() ? "-" : r.vin, " modelyear=", r.model_year,
+          r.is_batch() ? " batch=" : " vin=", vins, " modelyear=", r.model_year,
           " served=", r.served, " target=", r.target, "\n");
       std::fputs(line.c_str(), stderr);
     };

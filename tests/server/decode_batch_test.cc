@@ -99,8 +99,12 @@ TEST_F(DecodeBatchTest, TenThousandItemsWithDuplicatesAndInvalidVins) {
   }
   EXPECT_EQ(failed_invalid, invalid);
   EXPECT_EQ(done, 10000 - invalid);
-  EXPECT_EQ(fake_->TotalRequests(), static_cast<int>(distinct_valid.size()))
-      << "one upstream request per distinct valid VIN";
+  EXPECT_EQ(fake_->TotalVinsRequested(),
+            static_cast<int>(distinct_valid.size()))
+      << "each distinct valid VIN asked for once (alone or in a batch)";
+  for (const std::string& vin : distinct_valid) {
+    ASSERT_EQ(fake_->RequestCount(vin), 1) << vin;
+  }
 }
 
 TEST_F(DecodeBatchTest, DefaultRequestIdIsThePosition) {
@@ -148,7 +152,7 @@ TEST_F(DecodeBatchTest, OversizedMessageEndsTheStreamWithAClearStatus) {
 }
 
 TEST_F(DecodeBatchTest, OutageRetriesSpreadOutThenSucceed) {
-  server::ServerOptions o = Defaults();
+  server::ServerOptions o = OneRequestPerAttempt();
   o.engine.retry_base = absl::Milliseconds(50);
   o.engine.retry_cap = absl::Seconds(3);
   o.engine.max_attempts = 5;
@@ -203,7 +207,7 @@ TEST_F(DecodeBatchTest, OutageRetriesSpreadOutThenSucceed) {
 }
 
 TEST_F(DecodeBatchTest, FirstAttemptsOfABurstAreStaggered) {
-  server::ServerOptions o = Defaults();
+  server::ServerOptions o = OneRequestPerAttempt();
   o.engine.retry_base = absl::Milliseconds(300);
   o.engine.max_upstream_concurrency = 100;  // only the stagger spreads them
   StartServer(o);
@@ -255,7 +259,7 @@ TEST_F(DecodeBatchTest, SlowReaderNeverHasMoreThanTheWindowInProgress) {
   EXPECT_LE(c.peak_stream_outstanding.load(), 64);
   EXPECT_GE(c.peak_stream_outstanding.load(), 2);
   EXPECT_EQ(c.items_outstanding.load(), 0);
-  EXPECT_EQ(fake_->TotalRequests(), 2000);
+  EXPECT_EQ(fake_->TotalVinsRequested(), 2000) << "each VIN asked for once";
 }
 
 TEST_F(DecodeBatchTest, CancelMidStreamStopsItsFlights) {

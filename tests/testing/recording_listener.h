@@ -17,16 +17,18 @@ class RecordingListener : public engine::DecodeListener {
   struct Event {
     std::string kind;  // "queued", "retrying", "done", "failed"
     bool coalesced = false;
+    engine::Queued queued;
     engine::Retrying retrying;
     std::shared_ptr<const engine::DecodeResult> result;
     engine::Failure failure;
     absl::Time at;
   };
 
-  void OnQueued(bool coalesced) override {
+  void OnQueued(const engine::Queued& queued) override {
     Event e;
     e.kind = "queued";
-    e.coalesced = coalesced;
+    e.coalesced = queued.coalesced;
+    e.queued = queued;
     Add(std::move(e));
   }
   void OnRetrying(const engine::Retrying& r) override {

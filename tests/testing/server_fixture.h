@@ -42,11 +42,23 @@ class ServerFixture : public testing::Test {
     stub_ = vin::v1::VinDecoderService::NewStub(channel_);
   }
 
+  // Short retry delays, and no rate cap toward the fake (the tests of the
+  // upstream budget set their own); batching and the retry budget as in
+  // production.
   static server::ServerOptions Defaults() {
     server::ServerOptions o;
     o.engine.retry_base = absl::Milliseconds(40);
     o.engine.retry_cap = absl::Milliseconds(400);
     o.engine.attempt_timeout = absl::Seconds(2);
+    o.engine.budget.rate_per_minute = 0;
+    return o;
+  }
+  // One request per attempt, every retry allowed, no rate cap: for tests of
+  // the per-flight rules (jitter, stagger, concurrency) that count requests.
+  static server::ServerOptions OneRequestPerAttempt() {
+    server::ServerOptions o = Defaults();
+    o.engine.upstream_batch_max = 1;
+    o.engine.budget.retry_ratio = -1;
     return o;
   }
 

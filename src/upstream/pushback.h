@@ -1,0 +1,43 @@
+// The pushback state (DESIGN rule 10): a 429, or a 503 with Retry-After, is
+// about the aggregate rate of the whole service, not about one VIN. It
+// pauses every upstream request until its Retry-After has passed and halves
+// the effective rate (never below 1 per minute); each success then raises
+// the rate additively back toward the configured one, at the configured rate
+// per minute of successes' elapsed time, so that a full recovery takes about
+// a minute however deep the cut was.
+//
+// Pure and not thread-safe: time is passed in (the engine's monotonic clock).
+#ifndef VIN_UPSTREAM_PUSHBACK_H_
+#define VIN_UPSTREAM_PUSHBACK_H_
+
+#include "absl/time/time.h"
+
+namespace upstream {
+
+class Pushback {
+ public:
+  // `per_minute` <= 0: unlimited; pauses still apply, and there is no rate
+  // to halve.
+  explicit Pushback(double per_minute);
+
+  // A pushback answer arrived at `now` asking to pause for `pause`. Returns
+  // whether the effective rate changed.
+  bool OnPushback(absl::Time now, absl::Duration pause);
+  // A request succeeded at `now`. Returns whether the effective rate changed.
+  bool OnSuccess(absl::Time now);
+
+  // The effective rate in requests per minute (<= 0: unlimited).
+  double rate_per_minute() const { return rate_; }
+  double configured_per_minute() const { return configured_; }
+  absl::Time paused_until() const { return paused_until_; }
+
+ private:
+  const double configured_;
+  double rate_;
+  absl::Time paused_until_ = absl::InfinitePast();
+  absl::Time last_raise_ = absl::InfinitePast();
+};
+
+}  // namespace upstream
+
+#endif  // VIN_UPSTREAM_PUSHBACK_H_
