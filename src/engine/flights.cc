@@ -15,7 +15,7 @@ namespace {
 
 // A batch item whose flight is expected to wait longer than this for the
 // upstream rate says so in its QUEUED event.
-constexpr absl::Duration kRateWaitShown = absl::Seconds(1);
+constexpr absl::Duration kRateWaitShown = absl::Milliseconds(500);
 
 }  // namespace
 

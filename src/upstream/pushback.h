@@ -1,10 +1,10 @@
 // The pushback state (DESIGN rule 10): a 429, or a 503 with Retry-After, is
 // about the aggregate rate of the whole service, not about one VIN. It
 // pauses every upstream request until its Retry-After has passed and halves
-// the effective rate (never below 1 per minute); each success then raises
-// the rate additively back toward the configured one, at the configured rate
-// per minute of successes' elapsed time, so that a full recovery takes about
-// a minute however deep the cut was.
+// the effective rate (never below 1 per minute). From the end of the pause,
+// each success raises the rate additively back toward the configured one, by
+// the configured rate times the minutes since the previous raise, so that a
+// full recovery takes about a minute of successes however deep the cut was.
 //
 // Pure and not thread-safe: time is passed in (the engine's monotonic clock).
 #ifndef VIN_UPSTREAM_PUSHBACK_H_
