@@ -94,6 +94,8 @@ class BatchRun {
   int64_t failed_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, int64_t> failed_by_reason_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<int64_t> retrying_ ABSL_GUARDED_BY(mu_);
+  // Rows whose last event was a QUEUED saying they wait for the rate cap.
+  absl::flat_hash_set<int64_t> waiting_for_rate_ ABSL_GUARDED_BY(mu_);
   bool reader_finished_ ABSL_GUARDED_BY(mu_) = false;
   bool output_failed_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;  // stops the progress thread
@@ -229,7 +231,11 @@ bool BatchRun::HandleEvent(const DecodeBatchResponse& event) {
   auto it = slots_.find(index);
   if (it == slots_.end() || it->second.outcome.has_value()) return false;
   switch (event.event_case()) {
+    case DecodeBatchResponse::kQueued:
+      if (event.queued().waiting_for_rate()) waiting_for_rate_.insert(index);
+      return false;
     case DecodeBatchResponse::kRetrying:
+      waiting_for_rate_.erase(index);
       retrying_.insert(index);
       return false;
     case DecodeBatchResponse::kDone:
@@ -238,13 +244,14 @@ bool BatchRun::HandleEvent(const DecodeBatchResponse& event) {
     case DecodeBatchResponse::kFailed:
       Complete(index, Outcome::Failed(event.failed()));
       return true;
-    default:  // QUEUED, or an event this client does not know
+    default:  // an event this client does not know
       return false;
   }
 }
 
 void BatchRun::Complete(int64_t index, Outcome outcome) {
   retrying_.erase(index);
+  waiting_for_rate_.erase(index);
   if (outcome.done) {
     ++done_;
   } else {
@@ -293,6 +300,7 @@ void BatchRun::ShowProgress() {
     s.done = done_;
     s.failed = failed_;
     s.retrying = static_cast<int64_t>(retrying_.size());
+    s.waiting_for_rate = static_cast<int64_t>(waiting_for_rate_.size());
     s.records_read = records_;
     s.bytes_read = bytes_read_;
     s.input_size = options_.input_size;

@@ -26,9 +26,12 @@ std::string FormatRate(double rate) {
 std::string FormatProgressLine(const ProgressSnapshot& s) {
   const int64_t finished = s.done + s.failed;
   const double rate = PerSecond(finished, s.elapsed);
-  std::string line =
-      absl::StrCat(s.done, " done, ", s.failed, " failed, ", s.retrying,
-                   " retrying now, ", FormatRate(rate), "/s");
+  std::string line = absl::StrCat(s.done, " done, ", s.failed, " failed, ",
+                                  s.retrying, " retrying now, ");
+  if (s.waiting_for_rate > 0) {
+    absl::StrAppend(&line, s.waiting_for_rate, " waiting for the rate cap, ");
+  }
+  absl::StrAppend(&line, FormatRate(rate), "/s");
   if (s.input_size > 0 && s.bytes_read > 0 && s.records_read > 0 && rate > 0) {
     // Records in the whole input, estimated from the bytes read so far.
     const double total = static_cast<double>(s.records_read) *

@@ -16,14 +16,18 @@ struct ProgressSnapshot {
   int64_t done = 0;
   int64_t failed = 0;
   int64_t retrying = 0;  // items whose last event is RETRYING
+  // Items whose last event is a QUEUED saying they wait for the server's
+  // upstream rate cap.
+  int64_t waiting_for_rate = 0;
   int64_t records_read = 0;
   int64_t bytes_read = 0;
   int64_t input_size = 0;  // bytes; 0 when unknown (no ETA then)
   absl::Duration elapsed;
 };
 
-// "120 done, 3 failed, 2 retrying now, 85/s, ETA 1m12s" (the ETA only when
-// the input size is known and something has finished).
+// "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap, 85/s,
+// ETA 1m12s" (the rate-cap count only when some wait, the ETA only when the
+// input size is known and something has finished).
 std::string FormatProgressLine(const ProgressSnapshot& s);
 
 // The outcome of a whole batch.

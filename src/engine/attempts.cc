@@ -20,7 +20,8 @@ constexpr absl::Duration kDefaultPushback = absl::Seconds(1);
 void Engine::EnqueueAttempt(Flight* f) {
   const absl::Time now = clock_->Now();
   f->state.retry_at = absl::InfinitePast();
-  f->state.ticket = gate_.Enqueue({f->key, f->id});
+  f->state.ticket = gate_.Enqueue({f->key, f->id}, f->state.place);
+  f->state.place = f->state.ticket;
   const absl::Time start = gate_.EstimatedStart(f->state.ticket, now);
   if (start <= now) return;
   std::vector<WaiterId> leaving;
@@ -44,18 +45,15 @@ void Engine::StartReadyAttempts() {
 void Engine::StartRequest(std::vector<upstream::UpstreamGate::Ticket> tickets) {
   Request req;
   std::vector<vpic::BatchEntry> entries;
-  int64_t first_attempts = 0;
   for (upstream::UpstreamGate::Ticket& t : tickets) {
     Flight* f = table_.Find(t.key, t.flight_id);
     if (f == nullptr) continue;  // cannot happen: a stopped flight leaves the gate
     f->state.ticket = 0;
-    if (++f->state.attempts == 1) ++first_attempts;
+    ++f->state.attempts;
     entries.push_back({t.key.vin, t.key.model_year});
     req.flights.push_back(std::move(t));
   }
   if (req.flights.empty()) return;
-  const absl::Time now = clock_->Now();
-  budget_->RecordFirstAttempts(now, first_attempts);
   req.live = req.flights.size();
   req.batch = req.flights.size() > 1;
   ++counts_.upstream_requests;

@@ -160,6 +160,7 @@ class Engine {
     retry::Scheduler::TimerId wakeup = 0;  // stagger or retry wake-up
     absl::Time retry_at = absl::InfinitePast();  // set while waiting to retry
     upstream::UpstreamGate::Seq ticket = 0;  // set while queued at the gate
+    upstream::UpstreamGate::Seq place = 0;   // its place there, kept for retries
     vpic::UpstreamClient::RequestId request = 0;  // attempt in progress
     absl::optional<Retrying> last_retrying;
     absl::Time started;

@@ -73,10 +73,16 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     f->state.prev_delay = options_.retry_base;
     f->state.started = now;
     if (stagger) stagger_delay = jitter_.Stagger();
+    // The retry budget counts the first attempts callers asked for when
+    // they ask, also while they wait for the rate cap: a backlog sent in
+    // batches would otherwise leave no budget for one failed batch.
+    budget_->RecordFirstAttempts(now, 1);
   }
-  // When the flight's upstream request is expected to start: at its retry
-  // wake-up, at its turn at the gate, or (a new flight) after its stagger and
-  // the flights queued ahead of it.
+  // When the flight's upstream request is expected to start at the earliest:
+  // at its retry wake-up, at its turn at the gate, or (a new flight) after
+  // its stagger and the flights queued ahead of it. Flights still in their
+  // stagger are not counted: they may go after it. So the estimate is a
+  // lower bound, and a waiter that leaves for it could not have been served.
   absl::Time start = now;
   if (created) {
     start = std::max(now + stagger_delay, gate_.EstimatedStart(0, now));

@@ -33,7 +33,7 @@ void RetryBudget::RecordFirstAttempts(absl::Time now, int64_t n) {
 
 double RetryBudget::Allowance(absl::Time now) {
   const int64_t firsts = Sum(now, [](const Slot& s) { return s.firsts; });
-  return std::max(ratio_ * static_cast<double>(firsts), floor_);
+  return ratio_ * static_cast<double>(firsts) + floor_;
 }
 
 int64_t RetryBudget::RetriesInWindow(absl::Time now) {

@@ -1,8 +1,10 @@
-// The retry budget (DESIGN rule 11): retries may add at most `ratio` of the
-// first attempts made over the last `window` (10 s), and never less than a
-// floor of `min_per_second` retries per second over that window. A retry the
-// budget refuses is not made: while NHTSA is down, the service's load stays
-// near what its callers asked for instead of multiplying by the attempts.
+// The retry budget (DESIGN rule 11): the retries of the last `window` (10 s)
+// may add at most `ratio` of the first attempts of that window, plus a floor
+// of `min_per_second` retries per second of the window (so that a quiet
+// server still retries a blip). A retry the budget refuses is not made:
+// while NHTSA is down, the service's load stays within (1 + ratio) times what
+// its callers asked for, plus the floor, instead of multiplying by the
+// attempts.
 //
 // The window is kept in slots (1/100 of it each) so that memory is fixed
 // and a check is cheap at any request rate.

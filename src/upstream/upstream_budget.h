@@ -38,7 +38,8 @@ class UpstreamBudget {
   // takes tokens meanwhile.
   virtual absl::Time StartOfRequest(absl::Time now, double n) const = 0;
 
-  // `n` flights made their first attempt at `now`.
+  // `n` flights asked for their first attempt at `now` (counted when the
+  // flight starts, before it may wait for the rate).
   virtual void RecordFirstAttempts(absl::Time now, int64_t n) = 0;
   // Takes one retry from the retry budget if it allows one.
   virtual bool TryRetry(absl::Time now) = 0;

@@ -11,8 +11,8 @@ namespace upstream {
 UpstreamGate::UpstreamGate(UpstreamBudget* budget, int batch_max)
     : budget_(budget), batch_max_(std::max(1, batch_max)) {}
 
-UpstreamGate::Seq UpstreamGate::Enqueue(Ticket ticket) {
-  const Seq seq = next_seq_++;
+UpstreamGate::Seq UpstreamGate::Enqueue(Ticket ticket, Seq place) {
+  const Seq seq = place != 0 ? place : next_seq_++;
   queue_.emplace(seq, std::move(ticket));
   return seq;
 }
@@ -48,8 +48,9 @@ absl::optional<absl::Time> UpstreamGate::NextStart(absl::Time now) const {
 }
 
 absl::Time UpstreamGate::EstimatedStart(Seq seq, absl::Time now) const {
-  // Flights ahead: an upper bound that also counts places left by flights
-  // that went away in the middle of the queue (rare: cancels, deadlines).
+  // Flights ahead: the queue's size, or the distance to the front, which
+  // also counts places left by flights that went away in the middle of the
+  // queue (rare: cancels, deadlines); the smaller of the two.
   size_t ahead = queue_.size();
   if (seq != 0 && !queue_.empty()) {
     ahead = std::min<size_t>(queue_.size() - 1, seq - queue_.begin()->first);

@@ -1,5 +1,7 @@
 // The upstream gate (DESIGN rules 9, 10 and 12): the queue of flights ready
-// for an upstream request, in FIFO order, in front of the budget. When a
+// for an upstream request, first come first served, in front of the budget.
+// A flight keeps the place it first had: its retry is not sent behind every
+// flight that arrived after it. When a
 // token is granted, up to `batch_max` ready flights leave together, as one
 // DecodeVINValuesBatch request; a lone ready flight leaves alone at once.
 // Batching thus comes from the backlog, never from waiting for company.
@@ -31,8 +33,9 @@ class UpstreamGate {
   // `budget` is not owned. `batch_max` >= 1 (1: no batching).
   UpstreamGate(UpstreamBudget* budget, int batch_max);
 
-  // Puts a flight at the back of the queue.
-  Seq Enqueue(Ticket ticket);
+  // Puts a flight in the queue: at the back, or at `place` (the Seq it had
+  // when it first queued) for a flight that queued before.
+  Seq Enqueue(Ticket ticket, Seq place = 0);
   // Takes a flight out of the queue (it left, or stopped). Unknown or taken
   // places are a no-op.
   void Remove(Seq seq);
@@ -46,8 +49,8 @@ class UpstreamGate {
   absl::optional<absl::Time> NextStart(absl::Time now) const;
   // The estimated start of the request that will carry the flight at `seq`
   // (of one that would be queued now, when `seq` is 0), from the flights
-  // ahead of it, the batch size and the budget. Ignores the concurrency
-  // limit, which the engine applies on top.
+  // queued ahead of it, the batch size and the budget. Ignores the
+  // concurrency limit, which the engine applies on top.
   absl::Time EstimatedStart(Seq seq, absl::Time now) const;
 
   size_t waiting() const { return queue_.size(); }

@@ -202,5 +202,23 @@ TEST_F(BatchTest, ProgressLineShowsRetries) {
                                   "failed, in "));
 }
 
+TEST_F(BatchTest, ProgressLineShowsRowsWaitingForTheRateCap) {
+  server::ServerOptions o = Defaults();
+  o.engine.budget.rate_per_minute = 60;  // one request a second
+  o.engine.budget.burst = 1;
+  o.engine.upstream_batch_max = 1;
+  StartServer(o);
+  vin::v1::DecodeResponse first;
+  ASSERT_TRUE(Decode(kCheckX, &first).ok()) << "takes the token of this second";
+  BatchOptions options;
+  options.show_progress = true;
+  options.progress_interval = absl::Milliseconds(10);
+  auto summary = Run(absl::StrCat(kHonda, "\n", kBuick, "\n"), options);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->done, 2);
+  // Both rows are told they wait for the next token, ~1 s away.
+  EXPECT_THAT(progress_.str(), HasSubstr(" 2 waiting for the rate cap, "));
+}
+
 }  // namespace
 }  // namespace vinctl

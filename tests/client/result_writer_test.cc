@@ -171,6 +171,10 @@ TEST(Progress, LineWithAndWithoutEta) {
   s.input_size = 4000;
   EXPECT_EQ(FormatProgressLine(s),
             "120 done, 3 failed, 2 retrying now, 62/s, ETA 12s");
+  s.waiting_for_rate = 40;
+  EXPECT_EQ(FormatProgressLine(s),
+            "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap, "
+            "62/s, ETA 12s");
 }
 
 TEST(Progress, Summary) {

@@ -205,6 +205,27 @@ TEST_F(UpstreamBudgetTest, ARetryBudgetKeepsAnOutageNearWhatCallersAsked) {
   EXPECT_EQ(engine_->Stats().retries_refused, static_cast<uint64_t>(refused));
 }
 
+TEST_F(UpstreamBudgetTest, AMinuteOfOutageStaysWithinATenthMorePlusTheFloor) {
+  EngineOptions o = Options(0, 10, 1);
+  o.max_attempts = 4;
+  Make(o);
+  // 20 new flights a second for a minute, while vPIC answers 503 to all.
+  int flights = 0;
+  for (int second = 0; second < 60; ++second) {
+    for (int i = 0; i < 20; ++i) Submit(ValidVin(flights++), absl::Seconds(30));
+    Run(kS, [](vpic::UpstreamClient::RequestId) {
+      return ScriptedUpstream::Status(503);
+    });
+  }
+  Run(absl::Seconds(30), [](vpic::UpstreamClient::RequestId) {
+    return ScriptedUpstream::Status(503);
+  });
+  for (const auto& l : listeners_) ASSERT_EQ(l->events().back().kind, "failed");
+  const size_t requests = upstream_->sent().size();
+  EXPECT_LE(requests, 1.1 * flights + 1 /*per second*/ * 60);
+  EXPECT_GE(requests, 1.1 * flights) << "the share is used";
+}
+
 TEST_F(UpstreamBudgetTest, ABacklogTravelsInBatchesAndALoneFlightAlone) {
   Make(Options(60, 1, 50));
   const std::string lone = ValidVin(999);

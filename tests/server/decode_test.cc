@@ -5,35 +5,21 @@
 
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "google/rpc/error_details.pb.h"
-#include "google/rpc/status.pb.h"
 #include "gtest/gtest.h"
+#include "testing/retry_info.h"
 #include "testing/server_fixture.h"
 
 namespace {
 
 using google::protobuf::util::MessageDifferencer;
 using testing::HasSubstr;
+using testing_util::RetryDelayOf;
 using testing_util::ServerFixture;
 using vin::v1::DecodeRequest;
 using vin::v1::DecodeResponse;
 
 constexpr char kFord[] = "1FTMW1T88MFA00001";
 constexpr char kHonda[] = "1HGCM82633A004352";
-
-// The RetryInfo delay attached to an UNAVAILABLE status, if any.
-absl::optional<absl::Duration> RetryDelayOf(const grpc::Status& status) {
-  google::rpc::Status details;
-  if (!details.ParseFromString(status.error_details())) return absl::nullopt;
-  for (const auto& any : details.details()) {
-    google::rpc::RetryInfo info;
-    if (any.UnpackTo(&info)) {
-      return absl::Seconds(info.retry_delay().seconds()) +
-             absl::Nanoseconds(info.retry_delay().nanos());
-    }
-  }
-  return absl::nullopt;
-}
 
 class DecodeTest : public ServerFixture {};
 

@@ -61,6 +61,19 @@ TEST(UpstreamGate, OneVinOncePerBatch) {
   EXPECT_EQ(second[0].key.model_year, 2011);
 }
 
+TEST(UpstreamGate, AFlightBackForARetryKeepsItsPlace) {
+  LocalBudget budget(Rate(0, 1), kT0);
+  UpstreamGate gate(&budget, 2);
+  const UpstreamGate::Seq a = gate.Enqueue({{"A", 0}, 1});
+  gate.Enqueue({{"B", 0}, 2});
+  ASSERT_THAT(Vins(gate.Take(kT0)), ElementsAre("A", "B"));
+  gate.Enqueue({{"C", 0}, 3});
+  gate.Enqueue({{"D", 0}, 4});
+  gate.Enqueue({{"A", 0}, 1}, a);  // A failed and is back for its retry
+  EXPECT_THAT(Vins(gate.Take(kT0)), ElementsAre("A", "C"));
+  EXPECT_THAT(Vins(gate.Take(kT0)), ElementsAre("D"));
+}
+
 TEST(UpstreamGate, RemovedFlightsDoNotTravel) {
   LocalBudget budget(Rate(0, 1), kT0);
   UpstreamGate gate(&budget, 50);
