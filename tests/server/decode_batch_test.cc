@@ -63,7 +63,9 @@ std::map<std::string, std::vector<DecodeBatchResponse>> CheckContract(
 class DecodeBatchTest : public testing_util::ServerFixture {};
 
 TEST_F(DecodeBatchTest, TenThousandItemsWithDuplicatesAndInvalidVins) {
-  StartServer();
+  server::ServerOptions o = Defaults();
+  o.engine.upstream_batch_max = 50;  // as in production
+  StartServer(o);
   std::vector<DecodeBatchRequest> requests;
   absl::flat_hash_set<std::string> distinct_valid;
   int invalid = 0;
@@ -236,6 +238,7 @@ TEST_F(DecodeBatchTest, FirstAttemptsOfABurstAreStaggered) {
 TEST_F(DecodeBatchTest, SlowReaderNeverHasMoreThanTheWindowInProgress) {
   server::ServerOptions o = Defaults();
   o.batch_window = 64;
+  o.engine.upstream_batch_max = 50;  // as in production
   StartServer(o);
   std::vector<DecodeBatchRequest> requests;
   for (int i = 0; i < kBigStream; ++i) {

@@ -42,8 +42,10 @@ class ServerFixture : public testing::Test {
     stub_ = vin::v1::VinDecoderService::NewStub(channel_);
   }
 
-  // Short retry delays, and no rate cap toward the fake (the tests of the
-  // upstream budget set their own); batching and the retry budget as in
+  // Short retry delays, no rate cap toward the fake and no batching, so that
+  // a fault scripted for one VIN reaches that VIN alone (in a batch it would
+  // fail the whole answer, for every VIN in it). The tests of the upstream
+  // budget and of batching set their own; the retry budget is as in
   // production.
   static server::ServerOptions Defaults() {
     server::ServerOptions o;
@@ -51,13 +53,13 @@ class ServerFixture : public testing::Test {
     o.engine.retry_cap = absl::Milliseconds(400);
     o.engine.attempt_timeout = absl::Seconds(2);
     o.engine.budget.rate_per_minute = 0;
+    o.engine.upstream_batch_max = 1;
     return o;
   }
-  // One request per attempt, every retry allowed, no rate cap: for tests of
-  // the per-flight rules (jitter, stagger, concurrency) that count requests.
+  // Also every retry allowed: for tests of the per-flight rules (jitter,
+  // stagger) that retry many flights at once.
   static server::ServerOptions OneRequestPerAttempt() {
     server::ServerOptions o = Defaults();
-    o.engine.upstream_batch_max = 1;
     o.engine.budget.retry_ratio = -1;
     return o;
   }
