@@ -82,9 +82,18 @@ class LogObserver final : public engine::EngineObserver {
     spdlog::warn("upstream rate now {:.0f}/min (configured {:.0f}/min)",
                  per_minute, configured);
   }
+  // At most one line a second: in an outage the budget refuses many.
   void OnRetryRefused(const std::string& vin, absl::Duration delay) override {
-    spdlog::warn("retry budget spent: vin={} not retried (suggested delay {})",
-                 vin, absl::FormatDuration(delay));
+    ++refused_;
+    const absl::Time now = absl::Now();
+    if (now - last_refusal_log_ < absl::Seconds(1)) return;
+    spdlog::warn(
+        "retry budget spent: {} retr{} refused since the last such line "
+        "(latest vin={}, suggested delay {})",
+        refused_, refused_ == 1 ? "y" : "ies", vin,
+        absl::FormatDuration(delay));
+    refused_ = 0;
+    last_refusal_log_ = now;
   }
   void OnRetryScheduled(const std::string& vin,
                         const engine::Retrying& r) override {
@@ -100,6 +109,11 @@ class LogObserver final : public engine::EngineObserver {
                 s.vin, s.model_year, s.outcome, s.attempts,
                 absl::ToDoubleMilliseconds(s.latency), s.waiters);
   }
+
+ private:
+  // Called on the engine's loop thread only.
+  int64_t refused_ = 0;
+  absl::Time last_refusal_log_ = absl::InfinitePast();
 };
 
 bool ParseSourcePreference(const std::string& text,
