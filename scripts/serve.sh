@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing (and the offline vPIC snapshot), builds, and starts
-# vin-server in the foreground, with the snapshot when it could be fetched.
+# vin-server in the foreground, with the snapshot when it could be fetched
+# and Prometheus metrics on http://127.0.0.1:9464/metrics.
 # Extra arguments are passed to vin-server (see `build/vin-server --help`).
 # Stop it with Ctrl-C (SIGINT) or SIGTERM: it finishes work in progress for up
 # to --shutdown_grace and exits 0.
@@ -11,4 +12,4 @@ snapshot=()
 if [ -f .data/vpic.lite.db ]; then
   snapshot=(--snapshot_path=.data/vpic.lite.db)
 fi
-exec build/vin-server "${snapshot[@]}" "$@"
+exec build/vin-server "${snapshot[@]}" --metrics_listen=127.0.0.1:9464 "$@"

@@ -4,7 +4,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "server/decode_service.h"
+#include "server/call_deadline.h"
+#include "server/decode_metrics.h"
 #include "server/proto_mapping.h"
 #include "server/status_mapping.h"
 #include "vin/vin.h"
@@ -14,9 +15,28 @@ namespace {
 
 using vin::v1::DecodeBatchResponse;
 
+// Longer request ids are refused (FAILED / INVALID_REQUEST): each event
+// echoes the id, so it would be copied into every one.
+constexpr size_t kMaxRequestIdBytes = 128;
+// An input VIN longer than this is echoed cut, with its length.
+constexpr size_t kMaxShownVinBytes = 64;
+constexpr size_t kShownVinPrefixBytes = 24;
+
+// The first `n` bytes of `s`, not cutting a UTF-8 sequence in two.
+absl::string_view Utf8Prefix(absl::string_view s, size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 // Events carry the normalised VIN, or the input as sent when it cannot be
-// shown normalised (non-printable or non-ASCII bytes).
+// shown normalised (non-printable or non-ASCII bytes); an oversized input
+// is cut ("1HGCM826... (61440 bytes)").
 std::string ShownVin(const std::string& input) {
+  if (input.size() > kMaxShownVinBytes) {
+    return absl::StrCat(Utf8Prefix(input, kShownVinPrefixBytes), "... (",
+                        input.size(), " bytes)");
+  }
   std::string normalised = vin::Normalize(input);
   for (char c : normalised) {
     if (!absl::ascii_isprint(static_cast<unsigned char>(c))) return input;
@@ -38,7 +58,10 @@ void RaisePeak(std::atomic<int64_t>& peak, int64_t value) {
 class BatchCall::Item final : public engine::DecodeListener {
  public:
   Item(BatchCall* call, std::string request_id, std::string vin)
-      : call_(call), request_id_(std::move(request_id)), vin_(std::move(vin)) {}
+      : call_(call),
+        request_id_(std::move(request_id)),
+        vin_(std::move(vin)),
+        asked_(absl::Now()) {}
 
   void OnQueued(const engine::Queued& queued) override {
     DecodeBatchResponse r = Base();
@@ -53,11 +76,13 @@ class BatchCall::Item final : public engine::DecodeListener {
   void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
     DecodeBatchResponse r = Base();
     ToProto(*result, r.mutable_done()->mutable_result());
+    CountDone(call_->metrics_, *result, absl::Now() - asked_);
     call_->Emit(this, std::move(r), true);
   }
   void OnFailed(const engine::Failure& failure) override {
     DecodeBatchResponse r = Base();
     ToProto(failure, r.mutable_failed());
+    CountFailed(call_->metrics_, failure.reason, absl::Now() - asked_);
     call_->Emit(this, std::move(r), true);
   }
 
@@ -74,15 +99,17 @@ class BatchCall::Item final : public engine::DecodeListener {
   BatchCall* const call_;
   const std::string request_id_;
   const std::string vin_;
+  const absl::Time asked_;
 };
 
 BatchCall::BatchCall(engine::Engine* engine,
                      grpc::CallbackServerContext* context, int window,
-                     BatchCounters* counters)
+                     BatchCounters* counters, metrics::ServiceMetrics* metrics)
     : engine_(engine),
       deadline_(DeadlineOf(context)),
       window_(window),
-      counters_(counters) {
+      counters_(counters),
+      metrics_(metrics) {
   counters_->streams.fetch_add(1);
   absl::optional<grpc::Status> finish;
   {
@@ -123,15 +150,25 @@ void BatchCall::OnReadDone(bool ok) {
 
 void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
                       uint64_t index) {
-  std::string request_id = request.request_id().empty()
-                               ? absl::StrCat("#", index)
-                               : request.request_id();
+  const std::string& id_sent = request.request_id();
+  std::string request_id =
+      id_sent.empty() ? absl::StrCat("#", index)
+                      : std::string(Utf8Prefix(id_sent, kMaxRequestIdBytes));
   auto owned = std::make_unique<Item>(this, std::move(request_id),
                                       ShownVin(request.vin()));
   Item* item = owned.get();
   {
     absl::MutexLock lock(&mu_);
     items_.emplace(item, std::move(owned));
+  }
+  if (id_sent.size() > kMaxRequestIdBytes) {
+    item->OnFailed({engine::FailureReason::kInvalidRequest,
+                    absl::StrCat("request_id is ", id_sent.size(),
+                                 " bytes, over the limit of ",
+                                 kMaxRequestIdBytes,
+                                 " (echoed cut); the item was not decoded"),
+                    false});
+    return;
   }
   engine::DecodeRequest r =
       FromProto(request.vin(), request.model_year(),

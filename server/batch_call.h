@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/optional.h"
 #include "engine/engine.h"
+#include "metrics/metrics.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -42,8 +43,10 @@ class BatchCall final
     : public grpc::ServerBidiReactor<vin::v1::DecodeBatchRequest,
                                      vin::v1::DecodeBatchResponse> {
  public:
+  // `metrics` (not owned) may be null.
   BatchCall(engine::Engine* engine, grpc::CallbackServerContext* context,
-            int window, BatchCounters* counters);
+            int window, BatchCounters* counters,
+            metrics::ServiceMetrics* metrics);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -68,6 +71,7 @@ class BatchCall final
   const absl::Time deadline_;
   const int window_;
   BatchCounters* const counters_;
+  metrics::ServiceMetrics* const metrics_;
   absl::Mutex mu_;  // protects everything below
   vin::v1::DecodeBatchRequest request_;  // the read buffer; one read at a time
   uint64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;

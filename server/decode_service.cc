@@ -1,7 +1,7 @@
 #include "server/decode_service.h"
 
-#include <chrono>
-
+#include "server/call_deadline.h"
+#include "server/decode_metrics.h"
 #include "server/proto_mapping.h"
 #include "server/status_mapping.h"
 
@@ -14,16 +14,22 @@ namespace {
 class DecodeCall final : public grpc::ServerUnaryReactor,
                          public engine::DecodeListener {
  public:
-  DecodeCall(engine::Engine* engine, grpc::CallbackServerContext* context,
+  DecodeCall(engine::Engine* engine, metrics::ServiceMetrics* metrics,
+             grpc::CallbackServerContext* context,
              const vin::v1::DecodeRequest* request,
              vin::v1::DecodeResponse* response)
-      : engine_(engine), response_(response) {
+      : engine_(engine),
+        metrics_(metrics),
+        response_(response),
+        asked_(absl::Now()) {
     engine::DecodeRequest r =
         FromProto(request->vin(), request->model_year(),
                   request->check_digit_policy(), request->source_preference());
     r.timeout = TimeoutOf(DeadlineOf(context));
     auto id = engine_->Submit(r, this);
     if (!id.ok()) {
+      CountFailed(metrics_, FailureReasonOf(id.status()),
+                  absl::Now() - asked_);
       Finish(ToGrpcStatus(id.status()));
       return;
     }
@@ -34,9 +40,11 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
   void OnRetrying(const engine::Retrying&) override {}
   void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
     ToProto(*result, response_->mutable_result());
+    CountDone(metrics_, *result, absl::Now() - asked_);
     Finish(grpc::Status::OK);
   }
   void OnFailed(const engine::Failure& failure) override {
+    CountFailed(metrics_, failure.reason, absl::Now() - asked_);
     Finish(ToGrpcStatus(failure));
   }
 
@@ -45,35 +53,25 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
 
  private:
   engine::Engine* const engine_;
+  metrics::ServiceMetrics* const metrics_;
   vin::v1::DecodeResponse* const response_;
+  const absl::Time asked_;
   engine::Engine::WaiterId waiter_ = 0;  // 0: never submitted
 };
 
 }  // namespace
 
-absl::Time DeadlineOf(const grpc::CallbackServerContext* context) {
-  const auto deadline = context->deadline();
-  if (deadline == std::chrono::system_clock::time_point::max()) {
-    return absl::InfiniteFuture();
-  }
-  return absl::FromChrono(deadline);
-}
-
-absl::Duration TimeoutOf(absl::Time deadline) {
-  if (deadline == absl::InfiniteFuture()) return absl::InfiniteDuration();
-  return deadline - absl::Now();
-}
-
 grpc::ServerUnaryReactor* DecodeService::Decode(
     grpc::CallbackServerContext* context, const vin::v1::DecodeRequest* request,
     vin::v1::DecodeResponse* response) {
-  return new DecodeCall(engine_, context, request, response);
+  return new DecodeCall(engine_, metrics_, context, request, response);
 }
 
 grpc::ServerBidiReactor<vin::v1::DecodeBatchRequest,
                         vin::v1::DecodeBatchResponse>*
 DecodeService::DecodeBatch(grpc::CallbackServerContext* context) {
-  return new BatchCall(engine_, context, batch_window_, &batch_counters_);
+  return new BatchCall(engine_, context, batch_window_, &batch_counters_,
+                       metrics_);
 }
 
 }  // namespace server

@@ -11,10 +11,11 @@ namespace server {
 
 class DecodeService final : public vin::v1::VinDecoderService::CallbackService {
  public:
-  // `engine` must outlive every call. `batch_window`: items of one
-  // DecodeBatch stream in progress at once.
-  DecodeService(engine::Engine* engine, int batch_window)
-      : engine_(engine), batch_window_(batch_window) {}
+  // `engine` (and `metrics`, which may be null) must outlive every call.
+  // `batch_window`: items of one DecodeBatch stream in progress at once.
+  DecodeService(engine::Engine* engine, int batch_window,
+                metrics::ServiceMetrics* metrics = nullptr)
+      : engine_(engine), batch_window_(batch_window), metrics_(metrics) {}
 
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context,
                                    const vin::v1::DecodeRequest* request,
@@ -28,14 +29,9 @@ class DecodeService final : public vin::v1::VinDecoderService::CallbackService {
  private:
   engine::Engine* const engine_;
   const int batch_window_;
+  metrics::ServiceMetrics* const metrics_;
   BatchCounters batch_counters_;
 };
-
-// The caller's deadline as an absl::Time (InfiniteFuture when none).
-absl::Time DeadlineOf(const grpc::CallbackServerContext* context);
-// The time left until `deadline` (wall time) for the engine, which measures
-// it on its own monotonic clock; InfiniteDuration for no deadline.
-absl::Duration TimeoutOf(absl::Time deadline);
 
 }  // namespace server
 

@@ -62,6 +62,9 @@ ABSL_FLAG(std::string, source_preference, "auto",
           "for requests that leave it unspecified: auto (live_then_snapshot "
           "when a snapshot is loaded, live_only otherwise), live_only, "
           "snapshot_only or live_then_snapshot");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "address:port for Prometheus metrics (GET /metrics); empty: no "
+          "metrics (scripts/serve.sh passes 127.0.0.1:9464)");
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error, critical or off");
 
@@ -164,6 +167,7 @@ int main(int argc, char** argv) {
   options.listen = absl::GetFlag(FLAGS_listen);
   options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
   options.batch_window = absl::GetFlag(FLAGS_batch_window);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   engine::EngineOptions& e = options.engine;
   e.vpic_base_url = absl::GetFlag(FLAGS_vpic_base_url);
   e.retry_base = absl::GetFlag(FLAGS_retry_base);
@@ -212,6 +216,10 @@ int main(int argc, char** argv) {
                                : absl::StrFormat("%.2f", e.budget.retry_ratio),
       e.budget.retry_min_per_second);
 
+  if ((*server)->metrics_port() != 0) {
+    spdlog::info("metrics on http://{}/metrics (port {})",
+                 options.metrics_listen, (*server)->metrics_port());
+  }
   if (options.snapshot_path.empty()) {
     spdlog::info("no --snapshot_path: live decodes only");
   } else if (!(*server)->snapshot_status().ok()) {

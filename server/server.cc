@@ -14,20 +14,30 @@ namespace server {
 absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     ServerOptions options) {
   std::unique_ptr<VinServer> s(new VinServer());
+  s->metrics_ = std::make_unique<metrics::ServiceMetrics>();
   s->snapshots_ = std::make_unique<snapshot::SnapshotStore>();
   s->snapshot_path_ = options.snapshot_path;
   if (!options.snapshot_path.empty()) {
     s->snapshot_status_ = s->snapshots_->Reload(options.snapshot_path);
+    s->NoteSnapshot();
   }
   options.engine.snapshots = s->snapshots_.get();
+  options.engine.metrics = s->metrics_.get();
   auto engine = engine::Engine::Create(options.engine);
   if (!engine.ok()) return engine.status();
   s->engine_ = *std::move(engine);
   if (options.batch_window < 1) {
     return absl::InvalidArgumentError("batch window must be at least 1");
   }
-  s->decode_ =
-      std::make_unique<DecodeService>(s->engine_.get(), options.batch_window);
+  s->decode_ = std::make_unique<DecodeService>(
+      s->engine_.get(), options.batch_window, s->metrics_.get());
+  if (!options.metrics_listen.empty()) {
+    auto exporter = MetricsExporter::Start(
+        options.metrics_listen,
+        {s->metrics_.get(), &s->decode_->batch_counters(), options.log_dropped});
+    if (!exporter.ok()) return exporter.status();
+    s->exporter_ = *std::move(exporter);
+  }
   s->health_ = std::make_unique<HealthService>();
 
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -76,7 +86,17 @@ absl::Status VinServer::ReloadSnapshot(const std::string& path) {
         "no snapshot file to reload: the server was started without "
         "--snapshot_path");
   }
-  return snapshots_->Reload(file);
+  absl::Status status = snapshots_->Reload(file);
+  NoteSnapshot();
+  return status;
+}
+
+void VinServer::NoteSnapshot() {
+  if (auto snap = snapshots_->Current()) {
+    metrics_->SetSnapshot(snap->info().sha256, snap->info().date);
+  } else {
+    metrics_->ClearSnapshot();
+  }
 }
 
 }  // namespace server

@@ -3,6 +3,8 @@
 #ifndef VIN_SERVER_SERVER_H_
 #define VIN_SERVER_SERVER_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -12,7 +14,9 @@
 #include "absl/time/time.h"
 #include "engine/engine.h"
 #include "server/decode_service.h"
+#include "metrics/metrics.h"
 #include "server/health_service.h"
+#include "server/metrics_exporter.h"
 #include "snapshot/snapshot_store.h"
 
 namespace server {
@@ -27,6 +31,12 @@ struct ServerOptions {
   std::string snapshot_path;
   // Larger requests are refused by gRPC with RESOURCE_EXHAUSTED.
   int max_receive_message_bytes = 64 * 1024;
+  // Prometheus metrics on GET /metrics at this address:port ("" = none;
+  // port 0 picks a free one).
+  std::string metrics_listen;
+  // Log lines dropped by a full log queue, for vin_log_dropped_total (may
+  // be empty).
+  std::function<uint64_t()> log_dropped;
 };
 
 class VinServer {
@@ -38,6 +48,9 @@ class VinServer {
 
   // The bound port (useful with port 0).
   int port() const { return port_; }
+  // The metrics port, 0 when metrics are off.
+  int metrics_port() const { return exporter_ ? exporter_->port() : 0; }
+  const metrics::ServiceMetrics& metrics() const { return *metrics_; }
   engine::Engine& engine() { return *engine_; }
   const BatchCounters& batch_counters() const {
     return decode_->batch_counters();
@@ -64,13 +77,18 @@ class VinServer {
  private:
   VinServer() = default;
 
+  // Tells the metrics which snapshot is loaded.
+  void NoteSnapshot();
+
   std::string snapshot_path_;
   absl::Status snapshot_status_;
+  std::unique_ptr<metrics::ServiceMetrics> metrics_;
   std::unique_ptr<snapshot::SnapshotStore> snapshots_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<DecodeService> decode_;
   std::unique_ptr<HealthService> health_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<MetricsExporter> exporter_;
   int port_ = 0;
   std::atomic<bool> shut_down_{false};
 };

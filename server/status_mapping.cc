@@ -13,6 +13,7 @@ grpc::StatusCode CodeOf(engine::FailureReason reason) {
   using R = engine::FailureReason;
   switch (reason) {
     case R::kInvalidVin:
+    case R::kInvalidRequest:
       return grpc::StatusCode::INVALID_ARGUMENT;
     case R::kUpstreamUnavailable:
     case R::kShuttingDown:
@@ -84,6 +85,8 @@ vin::v1::FailureReason ToProto(engine::FailureReason reason) {
       return vin::v1::FAILURE_REASON_DEADLINE_EXCEEDED;
     case R::kNoSnapshot:
       return vin::v1::FAILURE_REASON_NO_SNAPSHOT;
+    case R::kInvalidRequest:
+      return vin::v1::FAILURE_REASON_INVALID_REQUEST;
   }
   return vin::v1::FAILURE_REASON_UNSPECIFIED;
 }

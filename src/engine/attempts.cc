@@ -15,7 +15,24 @@ namespace {
 // A 429 without a Retry-After still pauses every flight this long.
 constexpr absl::Duration kDefaultPushback = absl::Seconds(1);
 
+// For the metrics: a request that decoded anything is ok; otherwise what
+// its answer was as a whole.
+metrics::UpstreamResult ResultOf(const std::vector<vpic::Outcome>& outcomes) {
+  for (const vpic::Outcome& o : outcomes) {
+    if (o.verdict == vpic::Outcome::Verdict::kDecoded) {
+      return metrics::UpstreamResult::kOk;
+    }
+  }
+  return outcomes.front().verdict == vpic::Outcome::Verdict::kRetry
+             ? metrics::UpstreamResult::kRetryable
+             : metrics::UpstreamResult::kRejected;
+}
+
 }  // namespace
+
+metrics::Endpoint Engine::EndpointOf(const Request& r) {
+  return r.batch ? metrics::Endpoint::kBatch : metrics::Endpoint::kSingle;
+}
 
 void Engine::EnqueueAttempt(Flight* f) {
   const absl::Time now = clock_->Now();
@@ -49,15 +66,17 @@ void Engine::StartRequest(std::vector<upstream::UpstreamGate::Ticket> tickets) {
     Flight* f = table_.Find(t.key, t.flight_id);
     if (f == nullptr) continue;  // cannot happen: a stopped flight leaves the gate
     f->state.ticket = 0;
-    ++f->state.attempts;
+    if (++f->state.attempts > 1) metrics_->upstream_retries.Add();
     entries.push_back({t.key.vin, t.key.model_year});
     req.flights.push_back(std::move(t));
   }
   if (req.flights.empty()) return;
   req.live = req.flights.size();
   req.batch = req.flights.size() > 1;
+  req.started = clock_->Now();
   ++counts_.upstream_requests;
   counts_.upstream_vins += req.flights.size();
+  metrics_->upstream_vins.Add(req.flights.size());
   vpic::UpstreamClient::RequestId id = 0;
   // The id is known only once the request is started; the callback runs in a
   // later Poll(), so it reads the id from a slot filled in below.
@@ -88,6 +107,9 @@ void Engine::DetachFromRequest(Flight* f) {
   if (--it->second.live == 0) {
     // Nobody waits for its answer: no further upstream work for it.
     transport_->Cancel(id);
+    metrics_->upstream_requests[metrics::I(EndpointOf(it->second))]
+                               [metrics::I(metrics::UpstreamResult::kCancelled)]
+        .Add();
     requests_.erase(it);
   }
 }
@@ -105,6 +127,11 @@ void Engine::OnRequestDone(vpic::UpstreamClient::RequestId id,
   } else {
     outcomes.push_back(vpic::Classify(result, wall));
   }
+  metrics_->upstream_requests[metrics::I(EndpointOf(req))]
+                             [metrics::I(ResultOf(outcomes))]
+      .Add();
+  metrics_->upstream_request_duration[metrics::I(EndpointOf(req))].Observe(
+      clock_->Now() - req.started);
   // What the answer says of our aggregate rate, once per request.
   const bool pushback =
       result.transport == vpic::Transport::kOk &&
@@ -157,6 +184,7 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
   if (decision.kind != RetryDecision::Kind::kRetry) {
     if (decision.kind == RetryDecision::Kind::kBudgetRefused) {
       ++counts_.retries_refused;
+      metrics_->retry_budget_refused.Add();
       if (options_.observer) {
         options_.observer->OnRetryRefused(f->key.vin, decision.delay);
       }
@@ -198,6 +226,7 @@ void Engine::ApplyPushback(const vpic::Outcome& outcome) {
   absl::Duration pause = outcome.retry_after.value_or(kDefaultPushback);
   pause = std::min(pause, options_.retry_after_max);
   ++counts_.pushbacks;
+  metrics_->upstream_pushback.Add();
   const bool cut = budget_->OnPushback(now, pause);
   if (options_.observer) options_.observer->OnPushback(outcome.error, pause);
   if (cut) NoteRateChange(true);

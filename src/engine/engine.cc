@@ -52,6 +52,11 @@ Engine::Engine(EngineOptions options,
                std::unique_ptr<vpic::UpstreamClient> transport, LoopMode mode)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : retry::Clock::Real()),
+      own_metrics_(options_.metrics != nullptr
+                       ? nullptr
+                       : std::make_unique<metrics::ServiceMetrics>()),
+      metrics_(options_.metrics != nullptr ? options_.metrics
+                                           : own_metrics_.get()),
       transport_(std::move(transport)),
       mode_(mode),
       scheduler_(clock_),
@@ -224,6 +229,13 @@ void Engine::PublishStats() {
   counts_.waiting_for_upstream = gate_.waiting();
   counts_.upstream_rate_per_minute = budget_->EffectiveRatePerMinute();
   counts_.cache_size = cache_.size();
+  metrics_->flights_in_progress.Set(static_cast<double>(counts_.flights));
+  metrics_->waiting_for_rate.Set(
+      static_cast<double>(counts_.waiting_for_upstream));
+  metrics_->scheduler_pending.Set(static_cast<double>(counts_.pending_wakeups));
+  metrics_->cache_entries.Set(static_cast<double>(counts_.cache_size));
+  metrics_->upstream_rate_per_minute.Set(
+      std::max(0.0, counts_.upstream_rate_per_minute));
   absl::MutexLock lock(&mu_);
   stats_ = counts_;
   stats_changed_.SignalAll();

@@ -26,6 +26,7 @@
 #include "coalesce/flight_table.h"
 #include "engine/result_cache.h"
 #include "engine/types.h"
+#include "metrics/metrics.h"
 #include "retry/jitter.h"
 #include "retry/scheduler.h"
 #include "snapshot/snapshot_store.h"
@@ -60,6 +61,9 @@ struct EngineOptions {
   // Tests only: the clock (not owned). Null means the real clock.
   const retry::Clock* clock = nullptr;
   EngineObserver* observer = nullptr;  // not owned; may be null
+  // Where the engine counts what it does (not owned; null: counted
+  // nowhere). Updates are atomic and never wait.
+  metrics::ServiceMetrics* metrics = nullptr;
   // The offline snapshot, if any (not owned; may be null or empty).
   snapshot::SnapshotStore* snapshots = nullptr;
   // For requests that leave the choice to the server. kUnspecified means
@@ -174,6 +178,7 @@ class Engine {
     std::vector<std::string> vins;  // batch requests: as sent, in order
     size_t live = 0;  // flights still waiting for it
     bool batch = false;
+    absl::Time started;
   };
 
   Engine(EngineOptions options, std::unique_ptr<vpic::UpstreamClient> transport,
@@ -231,9 +236,12 @@ class Engine {
   // Leaves the request the flight's attempt is in; the request is aborted
   // when no flight waits for it any more.
   void DetachFromRequest(Flight* f);
+  static metrics::Endpoint EndpointOf(const Request& r);
 
   const EngineOptions options_;
   const retry::Clock* const clock_;
+  std::unique_ptr<metrics::ServiceMetrics> own_metrics_;  // when none given
+  metrics::ServiceMetrics* const metrics_;
   std::atomic<bool> shutting_down_{false};
   std::atomic<WaiterId> next_waiter_{1};
   std::atomic<size_t> admitted_{0};

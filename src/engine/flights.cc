@@ -44,11 +44,13 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     return;
   }
   if (auto cached = cache_.Lookup(key, now)) {
+    metrics_->cache_hits.Add();
     waiter.listener->OnQueued({});
     waiter.listener->OnDone(std::move(cached));
     Release(waiter);
     return;
   }
+  metrics_->cache_misses.Add();
   if (waiter.deadline <= now) {
     DeliverFailure(waiter,
                    {FailureReason::kDeadlineExceeded,
@@ -67,6 +69,7 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   }
   auto [f, created] = table_.Join(key, id, waiter);
   Waiter& w = f->waiters.at(id);
+  if (!created) metrics_->coalesced_waiters.Add();
   absl::Duration stagger_delay = absl::ZeroDuration();
   if (created) {
     f->state.warnings = std::move(warnings);

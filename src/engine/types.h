@@ -42,6 +42,7 @@ enum class FailureReason {
   kOverloaded,
   kDeadlineExceeded,
   kNoSnapshot,  // SNAPSHOT_ONLY asked of a server with no snapshot loaded
+  kInvalidRequest,  // a request field over its limit (request_id > 128 bytes)
 };
 
 struct Failure {

@@ -1,0 +1,238 @@
+#include "server/metrics_exporter.h"
+
+#include <exception>
+#include <utility>
+
+#include <prometheus/collectable.h>
+#include <prometheus/exposer.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace server {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+MetricFamily Family(const char* name, const char* help, MetricType type) {
+  MetricFamily f;
+  f.name = name;
+  f.help = help;
+  f.type = type;
+  return f;
+}
+
+ClientMetric Sample(double value, MetricType type,
+                    std::vector<ClientMetric::Label> labels = {}) {
+  ClientMetric m;
+  m.label = std::move(labels);
+  if (type == MetricType::Counter) {
+    m.counter.value = value;
+  } else {
+    m.gauge.value = value;
+  }
+  return m;
+}
+
+void AddCounter(std::vector<MetricFamily>* out, const char* name,
+                const char* help, const metrics::Counter& c) {
+  MetricFamily f = Family(name, help, MetricType::Counter);
+  f.metric.push_back(Sample(static_cast<double>(c.value()), MetricType::Counter));
+  out->push_back(std::move(f));
+}
+
+void AddGauge(std::vector<MetricFamily>* out, const char* name,
+              const char* help, double value) {
+  MetricFamily f = Family(name, help, MetricType::Gauge);
+  f.metric.push_back(Sample(value, MetricType::Gauge));
+  out->push_back(std::move(f));
+}
+
+ClientMetric HistogramSample(const metrics::Histogram& h,
+                             std::vector<ClientMetric::Label> labels) {
+  const metrics::Histogram::Snapshot s = h.Read();
+  ClientMetric m;
+  m.label = std::move(labels);
+  m.histogram.sample_count = s.count;
+  m.histogram.sample_sum = s.sum_seconds;
+  for (size_t i = 0; i < metrics::Histogram::kBounds.size(); ++i) {
+    m.histogram.bucket.push_back({s.cumulative[i], metrics::Histogram::kBounds[i]});
+  }
+  m.histogram.bucket.push_back(
+      {s.count, std::numeric_limits<double>::infinity()});
+  return m;
+}
+
+std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
+  using namespace metrics;  // NOLINT: the label enums and N/I helpers
+  const ServiceMetrics& m = *src.service;
+  std::vector<MetricFamily> out;
+
+  MetricFamily decodes = Family(
+      "vin_decodes_total",
+      "Decodes answered (batch items' terminal events and unary answers), by "
+      "source and outcome.",
+      MetricType::Counter);
+  for (size_t s = 0; s < N<Source>(); ++s) {
+    for (size_t o = 0; o < N<Outcome>(); ++o) {
+      decodes.metric.push_back(Sample(
+          static_cast<double>(m.decodes[s][o].value()), MetricType::Counter,
+          {{"source", Name(static_cast<Source>(s))},
+           {"outcome", Name(static_cast<Outcome>(o))}}));
+    }
+  }
+  out.push_back(std::move(decodes));
+
+  MetricFamily failures =
+      Family("vin_decode_failures_total", "Failed decodes, by reason.",
+             MetricType::Counter);
+  for (size_t r = 0; r < N<Reason>(); ++r) {
+    failures.metric.push_back(
+        Sample(static_cast<double>(m.decode_failures[r].value()),
+               MetricType::Counter, {{"reason", Name(static_cast<Reason>(r))}}));
+  }
+  out.push_back(std::move(failures));
+
+  MetricFamily requests = Family(
+      "vin_upstream_requests_total",
+      "Requests to vPIC, by endpoint (single DecodeVinValues or "
+      "DecodeVINValuesBatch) and result, counted when they end.",
+      MetricType::Counter);
+  for (size_t e = 0; e < N<Endpoint>(); ++e) {
+    for (size_t r = 0; r < N<UpstreamResult>(); ++r) {
+      requests.metric.push_back(Sample(
+          static_cast<double>(m.upstream_requests[e][r].value()),
+          MetricType::Counter,
+          {{"endpoint", Name(static_cast<Endpoint>(e))},
+           {"result", Name(static_cast<UpstreamResult>(r))}}));
+    }
+  }
+  out.push_back(std::move(requests));
+
+  AddCounter(&out, "vin_upstream_vins_total",
+             "VINs carried by the requests sent to vPIC, batch or not.",
+             m.upstream_vins);
+  AddCounter(&out, "vin_upstream_retries_total",
+             "Attempts after a decode's first, sent to vPIC.",
+             m.upstream_retries);
+  AddCounter(&out, "vin_retry_budget_refused_total",
+             "Retries the retry budget refused (the decode failed, retryable).",
+             m.retry_budget_refused);
+  AddCounter(&out, "vin_upstream_pushback_total",
+             "Pauses of every upstream request after a 429 or a Retry-After.",
+             m.upstream_pushback);
+  AddGauge(&out, "vin_upstream_rate_per_minute",
+           "The effective upstream rate cap, requests per minute (0: "
+           "unlimited).",
+           m.upstream_rate_per_minute.value());
+  AddCounter(&out, "vin_coalesced_waiters_total",
+             "Callers that joined a decode of the same VIN already running.",
+             m.coalesced_waiters);
+  AddCounter(&out, "vin_cache_hits_total",
+             "Decodes answered from the cache of finished decodes.",
+             m.cache_hits);
+  AddCounter(&out, "vin_cache_misses_total",
+             "Live decodes the cache could not answer.", m.cache_misses);
+  AddGauge(&out, "vin_cache_entries", "Finished decodes in the cache.",
+           m.cache_entries.value());
+  AddGauge(&out, "vin_flights_in_progress",
+           "Decodes in progress (one per VIN, whatever its callers).",
+           m.flights_in_progress.value());
+  AddGauge(&out, "vin_waiting_for_rate",
+           "Decodes queued for their turn under the upstream rate cap.",
+           m.waiting_for_rate.value());
+  AddGauge(&out, "vin_scheduler_pending",
+           "Pending wake-ups: retries, first-attempt staggers, deadlines.",
+           m.scheduler_pending.value());
+  if (src.batch != nullptr) {
+    AddGauge(&out, "vin_batch_streams_open", "DecodeBatch streams open.",
+             static_cast<double>(src.batch->streams.load()));
+    AddGauge(&out, "vin_batch_items_in_window",
+             "Batch items read and not yet answered, all streams together.",
+             static_cast<double>(src.batch->items_outstanding.load()));
+  }
+
+  MetricFamily upstream_duration =
+      Family("vin_upstream_request_duration_seconds",
+             "Time from sending a request to vPIC to its answer.",
+             MetricType::Histogram);
+  for (size_t e = 0; e < N<Endpoint>(); ++e) {
+    upstream_duration.metric.push_back(
+        HistogramSample(m.upstream_request_duration[e],
+                        {{"endpoint", Name(static_cast<Endpoint>(e))}}));
+  }
+  out.push_back(std::move(upstream_duration));
+
+  MetricFamily decode_duration = Family(
+      "vin_decode_duration_seconds",
+      "Time from a decode's request to its answer, by the answer's source.",
+      MetricType::Histogram);
+  for (size_t s = 0; s < N<Source>(); ++s) {
+    decode_duration.metric.push_back(HistogramSample(
+        m.decode_duration[s], {{"source", Name(static_cast<Source>(s))}}));
+  }
+  out.push_back(std::move(decode_duration));
+
+  std::string sha256, date;
+  if (m.Snapshot(&sha256, &date)) {
+    MetricFamily info = Family(
+        "vin_snapshot_info", "1 while an offline vPIC snapshot is loaded.",
+        MetricType::Gauge);
+    info.metric.push_back(Sample(
+        1, MetricType::Gauge, {{"sha256", sha256}, {"data_date", date}}));
+    out.push_back(std::move(info));
+  }
+  if (src.log_dropped) {
+    MetricFamily dropped = Family(
+        "vin_log_dropped_total",
+        "Log lines dropped because the log queue was full (logging never "
+        "blocks the decode path).",
+        MetricType::Counter);
+    dropped.metric.push_back(
+        Sample(static_cast<double>(src.log_dropped()), MetricType::Counter));
+    out.push_back(std::move(dropped));
+  }
+  return out;
+}
+
+}  // namespace
+
+class MetricsCollector final : public prometheus::Collectable {
+ public:
+  explicit MetricsCollector(MetricsSources sources)
+      : sources_(std::move(sources)) {}
+  std::vector<MetricFamily> Collect() const override {
+    return CollectAll(sources_);
+  }
+
+ private:
+  const MetricsSources sources_;
+};
+
+std::string RenderMetrics(const MetricsSources& sources) {
+  return prometheus::TextSerializer().Serialize(CollectAll(sources));
+}
+
+absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
+    const std::string& listen, MetricsSources sources) {
+  std::unique_ptr<MetricsExporter> e(new MetricsExporter());
+  e->collector_ = std::make_shared<MetricsCollector>(std::move(sources));
+  try {
+    e->exposer_ = std::make_unique<prometheus::Exposer>(listen, 1);
+  } catch (const std::exception& ex) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot serve metrics on ", listen, ": ", ex.what(),
+        " (address in use, or not an address of this machine?)"));
+  }
+  e->exposer_->RegisterCollectable(e->collector_);
+  const std::vector<int> ports = e->exposer_->GetListeningPorts();
+  e->port_ = ports.empty() ? 0 : ports.front();
+  return e;
+}
+
+MetricsExporter::~MetricsExporter() = default;
+
+}  // namespace server

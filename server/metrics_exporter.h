@@ -1,0 +1,54 @@
+// Serves the service's metrics in Prometheus' text format on GET /metrics
+// (prometheus-cpp's pull exposer, on its own threads). A scrape reads the
+// atomics of metrics::ServiceMetrics and of the batch counters: it never
+// takes a lock the decode path takes.
+#ifndef VIN_SERVER_METRICS_EXPORTER_H_
+#define VIN_SERVER_METRICS_EXPORTER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "metrics/metrics.h"
+#include "server/batch_call.h"
+
+namespace prometheus {
+class Exposer;
+}
+
+namespace server {
+
+// What a scrape reads besides ServiceMetrics. Not owned; must outlive the
+// exporter.
+struct MetricsSources {
+  const metrics::ServiceMetrics* service = nullptr;
+  const BatchCounters* batch = nullptr;
+  // Log lines dropped because the log queue was full (null: none kept).
+  std::function<uint64_t()> log_dropped;
+};
+
+// The text of every metric, as a scrape of /metrics returns it.
+std::string RenderMetrics(const MetricsSources& sources);
+
+class MetricsExporter {
+ public:
+  // Listens on `listen` ("127.0.0.1:9464"; port 0 picks a free one).
+  static absl::StatusOr<std::unique_ptr<MetricsExporter>> Start(
+      const std::string& listen, MetricsSources sources);
+  ~MetricsExporter();
+
+  int port() const { return port_; }
+
+ private:
+  MetricsExporter() = default;
+  std::shared_ptr<class MetricsCollector> collector_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  int port_ = 0;
+};
+
+}  // namespace server
+
+#endif  // VIN_SERVER_METRICS_EXPORTER_H_
