@@ -28,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "client/batch.h"
+#include "client/credentials.h"
 #include "client/decode_command.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "address:port of vin-server");
@@ -45,6 +46,11 @@ ABSL_FLAG(int32_t, window, 512,
           "batch: records sent but not yet written out, at most");
 ABSL_FLAG(absl::Duration, stagger, absl::ZeroDuration(),
           "longest random delay before the first send");
+ABSL_FLAG(std::string, tls_ca_file, "",
+          "PEM CA bundle that signed the server's certificate: connect with TLS");
+ABSL_FLAG(std::string, tls_cert_file, "",
+          "PEM client certificate, for a server that asks for one (mTLS)");
+ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
 
 namespace {
 
@@ -54,9 +60,11 @@ constexpr char kUsage[] =
 Usage:
   vinctl decode VIN [--model-year=Y] [--json] [--warn-check-digit]
                     [--server=ADDR] [--deadline=DUR] [--stagger=DUR]
+                    [--tls-ca-file=PEM [--tls-cert-file=PEM --tls-key-file=PEM]]
   vinctl batch [--in=FILE|-] [--out=FILE|-] [--format=csv|ndjson]
                [--window=N] [--model-year=Y] [--warn-check-digit]
                [--server=ADDR] [--deadline=DUR] [--stagger=DUR]
+               [--tls-ca-file=PEM [--tls-cert-file=PEM --tls-key-file=PEM]]
 
 decode  Decodes one VIN and prints the vehicle (or, with --json, the
         vin.v1.DecodeResult in protobuf's JSON mapping with proto field names).
@@ -100,6 +108,10 @@ Flags (--name=value or --name value; '-' and '_' are the same in names):
                         memory on feeds of any length
   --stagger=DUR         a random delay in [0, DUR) before the first send, to
                         spread fleets of cron jobs (default 0)
+  --tls-ca-file=PEM     connect with TLS, trusting the CA bundle PEM
+  --tls-cert-file=PEM --tls-key-file=PEM
+                        the client certificate and key, for a server that
+                        requires one (mTLS)
   --help                this text
 
 Exit status:
@@ -118,7 +130,8 @@ constexpr char kTryHelp[] = "Try 'vinctl --help'.";
 // The flags each command accepts.
 const absl::flat_hash_set<std::string>& CommonFlags() {
   static const auto* flags = new absl::flat_hash_set<std::string>{
-      "server", "deadline", "model_year", "warn_check_digit", "stagger"};
+      "server",      "deadline",      "model_year",  "warn_check_digit",
+      "stagger",     "tls_ca_file",   "tls_cert_file", "tls_key_file"};
   return *flags;
 }
 bool IsDecodeFlag(const std::string& name) {
@@ -227,9 +240,13 @@ absl::Status CheckCommonFlags() {
   return absl::OkStatus();
 }
 
-std::unique_ptr<vin::v1::VinDecoderService::Stub> NewStub() {
-  return vin::v1::VinDecoderService::NewStub(grpc::CreateChannel(
-      absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials()));
+absl::StatusOr<std::unique_ptr<vin::v1::VinDecoderService::Stub>> NewStub() {
+  auto credentials = vinctl::ChannelCredentialsFor(
+      {absl::GetFlag(FLAGS_tls_ca_file), absl::GetFlag(FLAGS_tls_cert_file),
+       absl::GetFlag(FLAGS_tls_key_file)});
+  if (!credentials.ok()) return credentials.status();
+  return vin::v1::VinDecoderService::NewStub(
+      grpc::CreateChannel(absl::GetFlag(FLAGS_server), *credentials));
 }
 
 int Decode(const Args& args) {
@@ -248,7 +265,8 @@ int Decode(const Args& args) {
     options.deadline = absl::GetFlag(FLAGS_deadline);
   }
   auto stub = NewStub();
-  return vinctl::RunDecode(options, stub.get(), std::cout, std::cerr);
+  if (!stub.ok()) return UsageError(stub.status().message());
+  return vinctl::RunDecode(options, stub->get(), std::cout, std::cerr);
 }
 
 int Batch(const Args& args) {
@@ -304,7 +322,8 @@ int Batch(const Args& args) {
   }
 
   auto stub = NewStub();
-  auto result = vinctl::RunBatch(options, stub.get(), *in, *out, std::cerr);
+  if (!stub.ok()) return UsageError(stub.status().message());
+  auto result = vinctl::RunBatch(options, stub->get(), *in, *out, std::cerr);
   if (!result.ok()) std::cerr << "vinctl: " << result.status() << std::endl;
   if (out_file.is_open()) {
     out_file.close();

@@ -62,6 +62,12 @@ ABSL_FLAG(std::string, source_preference, "auto",
           "for requests that leave it unspecified: auto (live_then_snapshot "
           "when a snapshot is loaded, live_only otherwise), live_only, "
           "snapshot_only or live_then_snapshot");
+ABSL_FLAG(std::string, tls_cert_file, "",
+          "PEM certificate chain to serve TLS with (with --tls_key_file); "
+          "empty: plaintext");
+ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
+ABSL_FLAG(std::string, tls_client_ca_file, "",
+          "PEM CA bundle: clients must present a certificate it signed (mTLS)");
 ABSL_FLAG(std::string, metrics_listen, "",
           "address:port for Prometheus metrics (GET /metrics); empty: no "
           "metrics (scripts/serve.sh passes 127.0.0.1:9464)");
@@ -168,6 +174,9 @@ int main(int argc, char** argv) {
   options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
   options.batch_window = absl::GetFlag(FLAGS_batch_window);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  options.tls.key_file = absl::GetFlag(FLAGS_tls_key_file);
+  options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
   engine::EngineOptions& e = options.engine;
   e.vpic_base_url = absl::GetFlag(FLAGS_vpic_base_url);
   e.retry_base = absl::GetFlag(FLAGS_retry_base);
@@ -202,10 +211,14 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   spdlog::info(
-      "vin-server listening on {} (port {}); vPIC at {}; retry base={} "
+      "vin-server listening on {} (port {}, {}); vPIC at {}; retry base={} "
       "cap={} max_attempts={}; upstream concurrency {}, rate {}, burst {}, "
       "batches of up to {}; retry budget {} (at least {}/s)",
-      options.listen, (*server)->port(), e.vpic_base_url,
+      options.listen, (*server)->port(),
+      options.tls.cert_file.empty()          ? "plaintext"
+      : options.tls.client_ca_file.empty() ? "TLS"
+                                             : "mutual TLS",
+      e.vpic_base_url,
       absl::FormatDuration(e.retry_base), absl::FormatDuration(e.retry_cap),
       e.max_attempts, e.max_upstream_concurrency,
       e.budget.rate_per_minute > 0

@@ -13,6 +13,8 @@ namespace server {
 
 absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     ServerOptions options) {
+  auto credentials = ServerCredentialsFor(options.tls);
+  if (!credentials.ok()) return credentials.status();
   std::unique_ptr<VinServer> s(new VinServer());
   s->metrics_ = std::make_unique<metrics::ServiceMetrics>();
   s->snapshots_ = std::make_unique<snapshot::SnapshotStore>();
@@ -42,8 +44,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
 
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
-                           &s->port_);
+  builder.AddListeningPort(options.listen, *credentials, &s->port_);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   builder.RegisterService(s->decode_.get());
   builder.RegisterService(s->health_.get());

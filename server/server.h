@@ -17,12 +17,14 @@
 #include "metrics/metrics.h"
 #include "server/health_service.h"
 #include "server/metrics_exporter.h"
+#include "server/tls.h"
 #include "snapshot/snapshot_store.h"
 
 namespace server {
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // port 0 picks a free port
+  TlsOptions tls;  // plaintext unless a certificate is given
   engine::EngineOptions engine;
   // Items of one DecodeBatch stream in progress at once; beyond it the
   // server stops reading the stream until an item's last event is written.
