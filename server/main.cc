@@ -68,6 +68,13 @@ ABSL_FLAG(std::string, tls_cert_file, "",
 ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
 ABSL_FLAG(std::string, tls_client_ca_file, "",
           "PEM CA bundle: clients must present a certificate it signed (mTLS)");
+ABSL_FLAG(int, max_streams_per_connection, 100,
+          "concurrent calls (HTTP/2 streams) per client connection; further "
+          "calls wait for a free one");
+ABSL_FLAG(absl::Duration, max_connection_idle, absl::Minutes(30),
+          "a client connection without calls for this long is closed");
+ABSL_FLAG(int64_t, max_memory, int64_t{1} << 30,
+          "bytes of buffer memory gRPC may use, all calls together");
 ABSL_FLAG(std::string, metrics_listen, "",
           "address:port for Prometheus metrics (GET /metrics); empty: no "
           "metrics (scripts/serve.sh passes 127.0.0.1:9464)");
@@ -174,6 +181,10 @@ int main(int argc, char** argv) {
   options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
   options.batch_window = absl::GetFlag(FLAGS_batch_window);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.max_streams_per_connection =
+      absl::GetFlag(FLAGS_max_streams_per_connection);
+  options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
+  options.max_memory_bytes = absl::GetFlag(FLAGS_max_memory);
   options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
   options.tls.key_file = absl::GetFlag(FLAGS_tls_key_file);
   options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);

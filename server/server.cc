@@ -4,7 +4,11 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/security/server_credentials.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/server_builder.h>
+
+#include <algorithm>
+#include <cstdint>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -31,6 +35,13 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (options.batch_window < 1) {
     return absl::InvalidArgumentError("batch window must be at least 1");
   }
+  if (options.max_streams_per_connection < 1) {
+    return absl::InvalidArgumentError(
+        "--max_streams_per_connection must be at least 1");
+  }
+  if (options.max_memory_bytes < (int64_t{1} << 20)) {
+    return absl::InvalidArgumentError("--max_memory must be at least 1 MiB");
+  }
   s->decode_ = std::make_unique<DecodeService>(
       s->engine_.get(), options.batch_window, s->metrics_.get());
   if (!options.metrics_listen.empty()) {
@@ -46,6 +57,19 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, *credentials, &s->port_);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             options.max_streams_per_connection);
+  builder.AddChannelArgument(
+      GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+      static_cast<int>(std::min<int64_t>(
+          INT32_MAX, absl::ToInt64Milliseconds(options.max_connection_idle))));
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+      static_cast<int>(absl::ToInt64Milliseconds(options.min_client_ping_interval)));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  grpc::ResourceQuota quota("vin-server");
+  quota.Resize(static_cast<size_t>(options.max_memory_bytes));
+  builder.SetResourceQuota(quota);
   builder.RegisterService(s->decode_.get());
   builder.RegisterService(s->health_.get());
   s->server_ = builder.BuildAndStart();

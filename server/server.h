@@ -33,6 +33,16 @@ struct ServerOptions {
   std::string snapshot_path;
   // Larger requests are refused by gRPC with RESOURCE_EXHAUSTED.
   int max_receive_message_bytes = 64 * 1024;
+  // Per connection: concurrent streams (HTTP/2 MAX_CONCURRENT_STREAMS; a
+  // client's further calls wait for a free one), and how long a connection
+  // with no call may stay open.
+  int max_streams_per_connection = 100;
+  absl::Duration max_connection_idle = absl::Minutes(30);
+  // Clients may not ping more often than this without sending data; a
+  // client that does is sent GOAWAY (too_many_pings).
+  absl::Duration min_client_ping_interval = absl::Seconds(10);
+  // Bounds the memory gRPC may use for its buffers, all calls together.
+  int64_t max_memory_bytes = int64_t{1} << 30;
   // Prometheus metrics on GET /metrics at this address:port ("" = none;
   // port 0 picks a free one).
   std::string metrics_listen;

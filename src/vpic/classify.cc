@@ -25,6 +25,10 @@ UpstreamError TransportError(const HttpResult& r) {
       return {0, "timeout", r.transport_message};
     case Transport::kReset:
       return {0, "reset", r.transport_message};
+    case Transport::kTooLarge:
+      return {r.http_status, "bad_response", r.transport_message};
+    case Transport::kFatal:
+      return {0, "fatal", r.transport_message};
     default:
       return {0, "transport", r.transport_message};
   }

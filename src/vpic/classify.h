@@ -14,11 +14,16 @@ namespace vpic {
 
 // How the transfer ended below HTTP.
 enum class Transport {
-  kOk,       // an HTTP answer was read in full
-  kConnect,  // could not connect (refused, unreachable, DNS)
-  kTimeout,  // the per-attempt timeout passed
-  kReset,    // the connection broke: reset, closed early, partial body
-  kFatal,    // a local or protocol error that retrying cannot fix
+  kOk,        // an HTTP answer was read in full
+  kConnect,   // could not connect (refused, unreachable, DNS, proxy)
+  kTimeout,   // the per-attempt timeout passed
+  kReset,     // the connection broke: reset, closed early, partial or
+              // garbled answer
+  kTooLarge,  // the body passed the size limit and was abandoned
+  kOther,     // another failure of the transfer that may pass (retryable)
+  kFatal,     // a local or configuration error that retrying cannot fix
+              // (bad URL, redirect to another scheme or in a loop, TLS
+              // verification or set-up)
 };
 
 // What the HTTP client saw of one attempt.
@@ -33,7 +38,9 @@ struct HttpResult {
 // A failed attempt as callers see it (UpstreamError in the API).
 struct UpstreamError {
   int http_status = 0;  // 0 when there was no HTTP answer
-  std::string kind;     // "timeout", "connect", "reset", "http", "bad_response", "transport"
+  // "timeout", "connect", "reset", "http", "bad_response" (also a body over
+  // the size limit), "transport" (other failures of the transfer), "fatal"
+  std::string kind;
   std::string message;
 };
 
@@ -46,9 +53,10 @@ struct Outcome {
   absl::optional<absl::Duration> retry_after;
 };
 
-// Retryable: connect failures, resets, timeouts, HTTP 429/502/503/504, and a
-// 200 whose body is not vPIC JSON or has an empty Results. Not retryable:
-// other statuses and fatal transport errors. A 200 with vPIC JSON is a
+// Retryable: connect failures, resets, timeouts, other transfer failures,
+// HTTP 429/502/503/504, and a 200 whose body is not vPIC JSON, has an empty
+// Results or was too large. Not retryable: other statuses and fatal
+// transport errors. A 200 with vPIC JSON is a
 // finished decode however empty.
 Outcome Classify(const HttpResult& result, absl::Time now);
 

@@ -18,6 +18,8 @@ struct Client::Transfer {
   CURL* easy;
   Callback done;
   HttpResult result;
+  size_t max_body = 0;
+  bool too_large = false;  // the body passed max_body
   std::string post_body;  // batch requests; must outlive the transfer
   char error[CURL_ERROR_SIZE] = {0};
 };
@@ -25,7 +27,12 @@ struct Client::Transfer {
 namespace {
 
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
-  static_cast<HttpResult*>(user)->body.append(data, size * n);
+  auto* t = static_cast<Client::Transfer*>(user);
+  if (t->result.body.size() + size * n > t->max_body) {
+    t->too_large = true;
+    return 0;  // libcurl aborts the transfer (CURLE_WRITE_ERROR)
+  }
+  t->result.body.append(data, size * n);
   return size * n;
 }
 
@@ -40,13 +47,22 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
-Transport TransportOf(CURLcode code) {
-  switch (code) {
+struct CurlGlobal {
+  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+};
+
+}  // namespace
+
+Transport TransportOf(int curl_code) {
+  switch (static_cast<CURLcode>(curl_code)) {
     case CURLE_OK:
       return Transport::kOk;
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_PROXY:
+    case CURLE_QUIC_CONNECT_ERROR:
+    case CURLE_NO_CONNECTION_AVAILABLE:
       return Transport::kConnect;
     case CURLE_OPERATION_TIMEDOUT:
       return Transport::kTimeout;
@@ -56,18 +72,52 @@ Transport TransportOf(CURLcode code) {
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
+    case CURLE_HTTP3:
     case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SEND_FAIL_REWIND:
+    case CURLE_WEIRD_SERVER_REPLY:  // garbled, not HTTP: a proxy or a blip
+    case CURLE_BAD_CONTENT_ENCODING:  // a broken gzip body
+    case CURLE_CHUNK_FAILED:
+    case CURLE_AGAIN:
       return Transport::kReset;
-    default:
+    case CURLE_FILESIZE_EXCEEDED:
+      return Transport::kTooLarge;
+    // Local or configuration errors: the same request would fail again.
+    case CURLE_UNSUPPORTED_PROTOCOL:  // e.g. a redirect to ftp:// or file://
+    case CURLE_FAILED_INIT:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_NOT_BUILT_IN:
+    case CURLE_TOO_MANY_REDIRECTS:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CLIENTCERT:
+    case CURLE_USE_SSL_FAILED:
+    case CURLE_REMOTE_ACCESS_DENIED:
+    case CURLE_LOGIN_DENIED:
+    case CURLE_AUTH_ERROR:
+    case CURLE_INTERFACE_FAILED:
+    case CURLE_BAD_FUNCTION_ARGUMENT:
+    case CURLE_UNKNOWN_OPTION:
+    case CURLE_SETOPT_OPTION_SYNTAX:
+    case CURLE_FUNCTION_NOT_FOUND:
+    case CURLE_RECURSIVE_API_CALL:
       return Transport::kFatal;
+    // Everything else (out of memory, a write error, codes of protocols
+    // this client never speaks, codes newer than this list) may pass.
+    default:
+      return Transport::kOther;
   }
 }
-
-struct CurlGlobal {
-  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
-};
-
-}  // namespace
 
 std::string DecodeVinValuesUrl(const std::string& base_url,
                                const std::string& vin, int model_year) {
@@ -155,8 +205,12 @@ Client::Transfer* Client::Begin(const std::string& url, Callback done) {
   curl_easy_setopt(e, CURLOPT_MAXREDIRS, 3L);
   curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");  // gzip when offered
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  // Only http(s), also where a redirect points.
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  t->max_body = options_.max_body_bytes;
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, OnBody);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &t->result);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, &t->result);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
@@ -205,8 +259,14 @@ void Client::Finish(Transfer* t, int curl_code) {
   long status = 0;
   curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
   HttpResult result = std::move(t->result);
-  result.transport = TransportOf(code);
-  if (result.transport != Transport::kOk) {
+  result.transport = t->too_large ? Transport::kTooLarge : TransportOf(code);
+  if (result.transport == Transport::kTooLarge) {
+    result.transport_message = absl::StrCat(
+        "vPIC's answer passed ", options_.max_body_bytes,
+        " bytes and was abandoned");
+    result.http_status = static_cast<int>(status);
+    result.body.clear();
+  } else if (result.transport != Transport::kOk) {
     result.transport_message =
         t->error[0] != '\0' ? std::string(t->error) : curl_easy_strerror(code);
     result.http_status = 0;

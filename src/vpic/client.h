@@ -26,7 +26,13 @@ struct ClientOptions {
   // Whole-transfer limit for one attempt (connect + request + body).
   absl::Duration attempt_timeout = absl::Seconds(15);
   std::string user_agent = "vin-decode-service/1";
+  // A longer answer body is abandoned (a retryable bad_response): vPIC's
+  // answers are ~6 KB a VIN, a batch of 50 under 400 KB.
+  size_t max_body_bytes = 1 << 20;
 };
+
+// How a failed libcurl transfer is classified (CURLcode as int).
+Transport TransportOf(int curl_code);
 
 // {base}/DecodeVinValues/{vin}?format=json[&modelyear=Y]
 std::string DecodeVinValuesUrl(const std::string& base_url,
@@ -57,8 +63,9 @@ class Client final : public UpstreamClient {
 
   size_t active() const override { return transfers_.size(); }
 
+  struct Transfer;  // one request in progress (public for libcurl's callbacks)
+
  private:
-  struct Transfer;
   explicit Client(ClientOptions options, void* multi);
   void* AcquireHandle();
   // Sets up a transfer of `url` with the common options; the caller adds

@@ -47,16 +47,19 @@ struct Step {
     kEmptyResults,  // 200 vPIC JSON with "Results": []
     kDelay,         // wait `delay`, then the normal answer
     kMissing,       // 200 without a result for this VIN (single: "Results": [])
+    kHuge,          // 200 valid vPIC JSON of 2 MiB (a padded normal answer)
+    kRedirect,      // 302 to `location`
   };
   Kind kind = Kind::kOk;
   int status = 0;
   std::string retry_after;
+  std::string location;
   absl::Duration delay;
 
   // Parses the textual form used by the fake-vpic binary and handy in tests:
   // "ok", "503" (any 3-digit status), "429:<Retry-After value>", "reset",
-  // "hang", "html", "sparse", "truncated", "empty", "missing",
-  // "delay:<duration>" (e.g. "delay:500ms").
+  // "hang", "html", "sparse", "truncated", "empty", "missing", "huge",
+  // "delay:<duration>" (e.g. "delay:500ms"), "redirect:<url>".
   static absl::StatusOr<Step> Parse(absl::string_view text);
   // Parses a comma-separated list of steps ("503,503,ok").
   static absl::StatusOr<std::vector<Step>> ParseList(absl::string_view text);

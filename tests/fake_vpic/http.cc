@@ -20,6 +20,7 @@ namespace {
 const char* Reason(int status) {
   static constexpr std::pair<int, const char*> kReasons[] = {
       {200, "OK"},
+      {302, "Found"},
       {400, "Bad Request"},
       {404, "Not Found"},
       {405, "Method Not Allowed"},

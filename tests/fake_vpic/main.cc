@@ -32,7 +32,8 @@ ABSL_FLAG(absl::Duration, latency, absl::ZeroDuration(),
 ABSL_FLAG(std::string, script, "",
           "Per-VIN scripts: 'VIN=step,step;VIN2=step'. Steps: ok, NNN, "
           "429:<Retry-After>, reset, hang, html, sparse, truncated, empty, "
-          "missing (left out of a batch answer), delay:<duration>.");
+          "missing (left out of a batch answer), huge (a 2 MiB answer), "
+          "delay:<duration>.");
 ABSL_FLAG(std::string, script_every_vin, "",
           "Steps every unscripted VIN gets for its first requests, e.g. "
           "'503,503,ok'.");

@@ -25,7 +25,8 @@ constexpr std::pair<Step::Kind, absl::string_view> kWordSteps[] = {
     {Step::Kind::kSparse, "sparse"},
     {Step::Kind::kTruncated, "truncated"},
     {Step::Kind::kEmptyResults, "empty"},
-    {Step::Kind::kMissing, "missing"}};
+    {Step::Kind::kMissing, "missing"},
+    {Step::Kind::kHuge, "huge"}};
 
 }  // namespace
 
@@ -33,6 +34,7 @@ std::string ServedName(const Step& step) {
   if (step.kind == Step::Kind::kStatus) return absl::StrCat(step.status);
   if (step.kind == Step::Kind::kTooManyRequests) return "429";
   if (step.kind == Step::Kind::kDelay) return "delay";
+  if (step.kind == Step::Kind::kRedirect) return "redirect";
   for (const auto& [kind, word] : kWordSteps) {
     if (kind == step.kind) return std::string(word);
   }
@@ -65,6 +67,19 @@ std::string FaultAnswer(const Step& step, bool close, absl::string_view normal,
     case Step::Kind::kTruncated:
       return HttpResponse(200, kJson, normal.substr(0, normal.size() / 2),
                           close);
+    case Step::Kind::kRedirect:
+      return TextResponse(302, close,
+                          absl::StrCat("Location: ", step.location, "\r\n"));
+    case Step::Kind::kHuge: {
+      // The normal answer with a 2 MiB variable in its (last) result.
+      std::string body(normal);
+      const size_t end = body.rfind("}]}");
+      if (end != std::string::npos) {
+        body.insert(end, absl::StrCat(",\"Padding\":\"",
+                                      std::string(2 << 20, 'x'), "\""));
+      }
+      return HttpResponse(200, kJson, body, close);
+    }
     default:  // kEmptyResults
       return HttpResponse(200, kJson, empty, close);
   }
@@ -89,6 +104,14 @@ absl::StatusOr<Step> Step::Parse(absl::string_view text) {
     }
     return step;
   }
+  if (absl::StartsWith(t, "redirect:")) {
+    step.kind = Kind::kRedirect;
+    step.location = std::string(absl::StripAsciiWhitespace(raw.substr(9)));
+    if (step.location.empty()) {
+      return absl::InvalidArgumentError("redirect: needs a URL");
+    }
+    return step;
+  }
   if (absl::StartsWith(t, "delay:")) {
     step.kind = Kind::kDelay;
     if (!absl::ParseDuration(t.substr(6), &step.delay) ||
@@ -106,7 +129,8 @@ absl::StatusOr<Step> Step::Parse(absl::string_view text) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown step \"", raw,
       "\" (want ok, NNN, 429:<Retry-After>, reset, hang, html, sparse, "
-      "truncated, empty, missing or delay:<duration>)"));
+      "truncated, empty, missing, huge, delay:<duration> or "
+      "redirect:<url>)"));
 }
 
 absl::StatusOr<std::vector<Step>> Step::ParseList(absl::string_view text) {

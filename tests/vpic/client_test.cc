@@ -4,6 +4,9 @@
 #include <memory>
 #include <vector>
 
+#include <curl/curl.h>
+
+#include "absl/strings/str_cat.h"
 #include "fake_vpic/fake_vpic.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -136,6 +139,67 @@ TEST_F(ClientTest, ManyConcurrentTransfers) {
   while (done < 40 && absl::Now() < give_up) client_->Poll(absl::Milliseconds(100));
   EXPECT_EQ(done, 40);
   EXPECT_EQ(fake_->TotalRequests(), 40);
+}
+
+TEST_F(ClientTest, ABodyOverTheLimitIsAbandonedAsABadResponse) {
+  Script(kFord, "huge,ok");
+  HttpResult r = Fetch(*client_, kFord);
+  EXPECT_EQ(r.transport, Transport::kTooLarge);
+  EXPECT_THAT(r.transport_message, testing::HasSubstr("1048576 bytes"));
+  const Outcome o = Classify(r, absl::Now());
+  EXPECT_EQ(o.verdict, Outcome::Verdict::kRetry);
+  EXPECT_EQ(o.error.kind, "bad_response");
+  EXPECT_EQ(Fetch(*client_, kFord).http_status, 200) << "the client goes on";
+}
+
+TEST_F(ClientTest, RedirectsAreFollowedOnlyToHttp) {
+  Script(kFord, absl::StrCat("redirect:", fake_->base_url(),
+                             "/DecodeVinValues/1HGCM82633A004352?format=json"));
+  HttpResult r = Fetch(*client_, kFord);
+  ASSERT_EQ(r.http_status, 200) << r.transport_message;
+  EXPECT_EQ(fake_->RequestCount("1HGCM82633A004352"), 1) << "followed";
+  Script(kFord, "redirect:file:///etc/passwd");
+  r = Fetch(*client_, kFord);
+  EXPECT_EQ(r.transport, Transport::kFatal) << r.transport_message;
+  EXPECT_EQ(Classify(r, absl::Now()).verdict, Outcome::Verdict::kReject);
+  Script(kFord, "redirect:ftp://127.0.0.1/x");
+  EXPECT_EQ(Fetch(*client_, kFord).transport, Transport::kFatal);
+}
+
+TEST(TransportOf, EveryCurlCodeIsClassifiedOnPurpose) {
+  struct Case {
+    CURLcode code;
+    Transport want;
+  } cases[] = {
+      {CURLE_OK, Transport::kOk},
+      {CURLE_COULDNT_CONNECT, Transport::kConnect},
+      {CURLE_COULDNT_RESOLVE_HOST, Transport::kConnect},
+      {CURLE_PROXY, Transport::kConnect},
+      {CURLE_OPERATION_TIMEDOUT, Transport::kTimeout},
+      {CURLE_RECV_ERROR, Transport::kReset},
+      {CURLE_GOT_NOTHING, Transport::kReset},
+      {CURLE_WEIRD_SERVER_REPLY, Transport::kReset},
+      {CURLE_BAD_CONTENT_ENCODING, Transport::kReset},
+      {CURLE_HTTP2_STREAM, Transport::kReset},
+      {CURLE_FILESIZE_EXCEEDED, Transport::kTooLarge},
+      {CURLE_UNSUPPORTED_PROTOCOL, Transport::kFatal},
+      {CURLE_URL_MALFORMAT, Transport::kFatal},
+      {CURLE_TOO_MANY_REDIRECTS, Transport::kFatal},
+      {CURLE_PEER_FAILED_VERIFICATION, Transport::kFatal},
+      {CURLE_SSL_CACERT_BADFILE, Transport::kFatal},
+      {CURLE_OUT_OF_MEMORY, Transport::kOther},
+      {CURLE_WRITE_ERROR, Transport::kOther},
+      {CURLE_TFTP_NOTFOUND, Transport::kOther},
+      {static_cast<CURLcode>(9999), Transport::kOther},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(TransportOf(c.code), c.want) << curl_easy_strerror(c.code);
+  }
+  // kOther is retried; only kFatal is final.
+  HttpResult other;
+  other.transport = Transport::kOther;
+  EXPECT_EQ(Classify(other, absl::Now()).verdict, Outcome::Verdict::kRetry);
+  EXPECT_EQ(Classify(other, absl::Now()).error.kind, "transport");
 }
 
 // ---- DecodeVINValuesBatch through the real client and the fake vPIC ----
