@@ -270,6 +270,37 @@ TEST_F(DecodeBatchTest, SlowReaderNeverHasMoreThanTheWindowInProgress) {
   EXPECT_EQ(fake_->TotalVinsRequested(), 2000) << "each VIN asked for once";
 }
 
+TEST_F(DecodeBatchTest, AReaderThatPausesHoldsTheServerAtTheWindow) {
+  server::ServerOptions o = Defaults();
+  o.batch_window = 32;
+  StartServer(o);
+  // Enough events (~30 MB) to fill the transport's flow-control windows,
+  // which let the first few MB through to the client's buffers.
+  constexpr int kItems = 20000;
+  std::vector<DecodeBatchRequest> requests;
+  for (int i = 0; i < kItems; ++i) requests.push_back(Item(ValidVin(i % 100)));
+  const auto& c = server_->batch_counters();
+  int64_t read_after_2s = -1, read_after_3s = -1;
+  int events = 0;
+  BatchOutcome out = RunBatch(stub_.get(), requests,
+                              [&](const DecodeBatchResponse&) {
+                                // The client stops reading for 3 s, once.
+                                if (++events != 500) return;
+                                std::this_thread::sleep_for(std::chrono::seconds(2));
+                                read_after_2s = c.items_read.load();
+                                std::this_thread::sleep_for(std::chrono::seconds(1));
+                                read_after_3s = c.items_read.load();
+                              });
+  ASSERT_TRUE(out.status.ok()) << out.status.error_message();
+  EXPECT_EQ(read_after_2s, read_after_3s)
+      << "while the client does not read, the server reads no more items";
+  EXPECT_LT(read_after_3s, kItems);
+  EXPECT_LE(c.peak_stream_outstanding.load(), 32);
+  int terminals = 0;
+  for (const auto& e : out.events) terminals += e.has_done() || e.has_failed();
+  EXPECT_EQ(terminals, kItems) << "every item answered once it reads again";
+}
+
 TEST_F(DecodeBatchTest, CancelMidStreamStopsItsFlights) {
   StartServer();
   std::vector<DecodeBatchRequest> requests;
