@@ -86,6 +86,10 @@ class BatchCall::Item final : public engine::DecodeListener {
     call_->Emit(this, std::move(r), true);
   }
 
+  engine::CallerInfo Caller() const override {
+    return {call_->peer_, request_id_};
+  }
+
   engine::Engine::WaiterId waiter = 0;  // guarded by the call's mu_
 
  private:
@@ -109,7 +113,8 @@ BatchCall::BatchCall(engine::Engine* engine,
       deadline_(DeadlineOf(context)),
       window_(window),
       counters_(counters),
-      metrics_(metrics) {
+      metrics_(metrics),
+      peer_(context->peer()) {
   counters_->streams.fetch_add(1);
   absl::optional<grpc::Status> finish;
   {

@@ -72,6 +72,7 @@ class BatchCall final
   const int window_;
   BatchCounters* const counters_;
   metrics::ServiceMetrics* const metrics_;
+  const std::string peer_;  // "ipv4:127.0.0.1:40172", for the log
   absl::Mutex mu_;  // protects everything below
   vin::v1::DecodeBatchRequest request_;  // the read buffer; one read at a time
   uint64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;

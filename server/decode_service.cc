@@ -21,7 +21,8 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
       : engine_(engine),
         metrics_(metrics),
         response_(response),
-        asked_(absl::Now()) {
+        asked_(absl::Now()),
+        peer_(context->peer()) {
     engine::DecodeRequest r =
         FromProto(request->vin(), request->model_year(),
                   request->check_digit_policy(), request->source_preference());
@@ -48,6 +49,8 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
     Finish(ToGrpcStatus(failure));
   }
 
+  engine::CallerInfo Caller() const override { return {peer_, ""}; }
+
   void OnCancel() override { engine_->Cancel(waiter_); }
   void OnDone() override { delete this; }
 
@@ -56,6 +59,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
   metrics::ServiceMetrics* const metrics_;
   vin::v1::DecodeResponse* const response_;
   const absl::Time asked_;
+  const std::string peer_;
   engine::Engine::WaiterId waiter_ = 0;  // 0: never submitted
 };
 

@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <string>
 
+#include <iostream>
+#include <vector>
+
 #include <spdlog/spdlog.h>
 
 #include "absl/flags/flag.h"
@@ -11,6 +14,8 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "server/log.h"
+#include "server/log_observer.h"
 #include "server/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address:port to serve on");
@@ -80,57 +85,23 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "metrics (scripts/serve.sh passes 127.0.0.1:9464)");
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error, critical or off");
+ABSL_FLAG(std::string, log_format, "text",
+          "text, or json (one JSON object per line)");
 
 namespace {
 
-// One log line per finished decode, one per scheduled retry, and one for
-// each pushback, each retry the budget refuses, and each change of the
-// effective upstream rate.
-class LogObserver final : public engine::EngineObserver {
- public:
-  void OnPushback(const vpic::UpstreamError& error,
-                  absl::Duration pause) override {
-    spdlog::warn(
-        "pushback: vPIC answered {}; pausing every upstream request for {}",
-        error.message, absl::FormatDuration(pause));
-  }
-  void OnUpstreamRateChanged(double per_minute, double configured) override {
-    spdlog::warn("upstream rate now {:.0f}/min (configured {:.0f}/min)",
-                 per_minute, configured);
-  }
-  // At most one line a second: in an outage the budget refuses many.
-  void OnRetryRefused(const std::string& vin, absl::Duration delay) override {
-    ++refused_;
-    const absl::Time now = absl::Now();
-    if (now - last_refusal_log_ < absl::Seconds(1)) return;
-    spdlog::warn(
-        "retry budget spent: {} retr{} refused since the last such line "
-        "(latest vin={}, suggested delay {})",
-        refused_, refused_ == 1 ? "y" : "ies", vin,
-        absl::FormatDuration(delay));
-    refused_ = 0;
-    last_refusal_log_ = now;
-  }
-  void OnRetryScheduled(const std::string& vin,
-                        const engine::Retrying& r) override {
-    spdlog::warn("retry vin={} attempt={} next_delay={} error={} {}", vin,
-                 r.attempt, absl::FormatDuration(r.next_delay), r.error.kind,
-                 r.error.message);
-  }
-  void OnFlightFinished(const engine::FlightSummary& s) override {
-    const auto level = s.ok ? spdlog::level::info : spdlog::level::warn;
-    spdlog::log(level,
-                "decode vin={} model_year={} outcome=\"{}\" attempts={} "
-                "latency_ms={:.1f} waiters={}",
-                s.vin, s.model_year, s.outcome, s.attempts,
-                absl::ToDoubleMilliseconds(s.latency), s.waiters);
-  }
+using server::log::Field;
 
- private:
-  // Called on the engine's loop thread only.
-  int64_t refused_ = 0;
-  absl::Time last_refusal_log_ = absl::InfinitePast();
-};
+void Info(absl::string_view message, const std::vector<Field>& fields = {}) {
+  server::log::Event(spdlog::level::info, message, fields);
+}
+
+// Usage errors exit 2, before anything is logged.
+int UsageError(const std::string& message) {
+  std::cerr << "vin-server: " << message << "\nTry 'vin-server --help'."
+            << std::endl;
+  return 2;
+}
 
 bool ParseSourcePreference(const std::string& text,
                            engine::SourcePreference* out) {
@@ -146,41 +117,23 @@ bool ParseSourcePreference(const std::string& text,
 void LogSnapshot(const server::VinServer& s) {
   if (auto snap = s.snapshot()) {
     const auto& info = snap->info();
-    spdlog::info(
-        "offline snapshot {} (data up to {}, sha256 {}) loaded in {:.2f}s, "
-        "~{} MB",
-        info.path, info.date, info.sha256,
-        absl::ToDoubleSeconds(info.load_time), snap->MemoryBytes() >> 20);
+    Info("offline snapshot loaded",
+         {{"path", info.path},
+          {"data_date", info.date},
+          {"sha256", info.sha256},
+          {"load_seconds", absl::ToDoubleSeconds(info.load_time)},
+          {"memory_mb", static_cast<int64_t>(snap->MemoryBytes() >> 20)}});
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Serves vin.v1.VinDecoderService (gRPC), decoding VINs with NHTSA vPIC.\n"
-      "Example: vin-server --listen=127.0.0.1:50051");
-  absl::ParseCommandLine(argc, argv);
-
-  const auto level =
-      spdlog::level::from_str(absl::GetFlag(FLAGS_log_level));
-  spdlog::set_level(level);
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-
-  // Block the stop signals in every thread; main waits for them below.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  LogObserver observer;
+// The server's options from the flags; INVALID_ARGUMENT names a bad one.
+absl::StatusOr<server::ServerOptions> OptionsFromFlags() {
   server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
   options.batch_window = absl::GetFlag(FLAGS_batch_window);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.log_dropped = server::log::Dropped;
   options.max_streams_per_connection =
       absl::GetFlag(FLAGS_max_streams_per_connection);
   options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
@@ -206,72 +159,116 @@ int main(int argc, char** argv) {
   e.cache_ttl = absl::GetFlag(FLAGS_cache_ttl);
   e.max_waiters = static_cast<size_t>(
       std::max<int64_t>(1, absl::GetFlag(FLAGS_max_pending)));
-  e.observer = &observer;
   if (!ParseSourcePreference(absl::GetFlag(FLAGS_source_preference),
                              &e.default_source)) {
-    spdlog::critical(
+    return absl::InvalidArgumentError(absl::StrCat(
         "--source_preference must be auto, live_only, snapshot_only or "
-        "live_then_snapshot, got \"{}\"",
-        absl::GetFlag(FLAGS_source_preference));
-    return EXIT_FAILURE;
+        "live_then_snapshot, got \"",
+        absl::GetFlag(FLAGS_source_preference), "\""));
   }
+  return options;
+}
 
-  auto server = server::VinServer::Start(options);
-  if (!server.ok()) {
-    spdlog::critical("cannot start: {}", server.status().ToString());
-    return EXIT_FAILURE;
-  }
-  spdlog::info(
-      "vin-server listening on {} (port {}, {}); vPIC at {}; retry base={} "
-      "cap={} max_attempts={}; upstream concurrency {}, rate {}, burst {}, "
-      "batches of up to {}; retry budget {} (at least {}/s)",
-      options.listen, (*server)->port(),
-      options.tls.cert_file.empty()          ? "plaintext"
-      : options.tls.client_ca_file.empty() ? "TLS"
-                                             : "mutual TLS",
-      e.vpic_base_url,
-      absl::FormatDuration(e.retry_base), absl::FormatDuration(e.retry_cap),
-      e.max_attempts, e.max_upstream_concurrency,
-      e.budget.rate_per_minute > 0
-          ? absl::StrFormat("%.0f/min", e.budget.rate_per_minute)
-          : std::string("unlimited"),
-      e.budget.burst, e.upstream_batch_max,
-      e.budget.retry_ratio < 0 ? std::string("off")
-                               : absl::StrFormat("%.2f", e.budget.retry_ratio),
-      e.budget.retry_min_per_second);
-
-  if ((*server)->metrics_port() != 0) {
-    spdlog::info("metrics on http://{}/metrics (port {})",
-                 options.metrics_listen, (*server)->metrics_port());
+void LogStarted(const server::ServerOptions& options,
+                const server::VinServer& server) {
+  const engine::EngineOptions& e = options.engine;
+  const char* security = options.tls.cert_file.empty()          ? "plaintext"
+                         : options.tls.client_ca_file.empty() ? "TLS"
+                                                              : "mutual TLS";
+  Info(absl::StrFormat("vin-server listening on %s (port %d, %s)",
+                       options.listen, server.port(), security),
+       {{"vpic", e.vpic_base_url},
+        {"retry_base", absl::FormatDuration(e.retry_base)},
+        {"retry_cap", absl::FormatDuration(e.retry_cap)},
+        {"max_attempts", e.max_attempts},
+        {"upstream_concurrency", e.max_upstream_concurrency},
+        {"upstream_rate", e.budget.rate_per_minute > 0
+                              ? absl::StrFormat("%.0f/min",
+                                                e.budget.rate_per_minute)
+                              : std::string("unlimited")},
+        {"upstream_burst", e.budget.burst},
+        {"upstream_batch_max", e.upstream_batch_max},
+        {"retry_budget", e.budget.retry_ratio < 0
+                             ? std::string("off")
+                             : absl::StrFormat("%.2f", e.budget.retry_ratio)},
+        {"retry_budget_min", e.budget.retry_min_per_second}});
+  if (server.metrics_port() != 0) {
+    Info(absl::StrFormat("metrics on http://%s/metrics (port %d)",
+                         options.metrics_listen, server.metrics_port()));
   }
   if (options.snapshot_path.empty()) {
-    spdlog::info("no --snapshot_path: live decodes only");
-  } else if (!(*server)->snapshot_status().ok()) {
-    spdlog::warn("starting without the offline snapshot ({}): live decodes "
-                 "only; SIGHUP retries the load",
-                 (*server)->snapshot_status().ToString());
+    Info("no --snapshot_path: live decodes only");
+  } else if (!server.snapshot_status().ok()) {
+    server::log::Event(
+        spdlog::level::warn,
+        "starting without the offline snapshot: live decodes only; SIGHUP "
+        "retries the load",
+        {{"error", server.snapshot_status().ToString()}});
   } else {
-    LogSnapshot(**server);
+    LogSnapshot(server);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Serves vin.v1.VinDecoderService (gRPC), decoding VINs with NHTSA vPIC.\n"
+      "Example: vin-server --listen=127.0.0.1:50051");
+  absl::ParseCommandLine(argc, argv);
+  // A client or a log reader that goes away must not kill the process.
+  signal(SIGPIPE, SIG_IGN);
+
+  if (absl::Status s = server::log::Init(absl::GetFlag(FLAGS_log_level),
+                                         absl::GetFlag(FLAGS_log_format));
+      !s.ok()) {
+    return UsageError(std::string(s.message()));
+  }
+  absl::StatusOr<server::ServerOptions> options = OptionsFromFlags();
+  if (!options.ok()) return UsageError(std::string(options.status().message()));
+
+  // Block the stop signals in every thread; main waits for them below.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  server::LogObserver observer;
+  options->engine.observer = &observer;
+  auto server = server::VinServer::Start(*options);
+  if (!server.ok()) {
+    server::log::Event(spdlog::level::critical, "cannot start",
+                       {{"error", server.status().ToString()}});
+    server::log::Stop(absl::Seconds(2));
+    return EXIT_FAILURE;
+  }
+  LogStarted(*options, **server);
 
   int sig = 0;
   for (;;) {
     sigwait(&signals, &sig);
     if (sig != SIGHUP) break;
-    spdlog::info("SIGHUP received: reloading the offline snapshot");
+    Info("SIGHUP received: reloading the offline snapshot");
     const absl::Status reloaded = (*server)->ReloadSnapshot();
     if (reloaded.ok()) {
       LogSnapshot(**server);
     } else {
-      spdlog::error("snapshot reload failed, keeping the current one: {}",
-                    reloaded.ToString());
+      server::log::Event(spdlog::level::err,
+                         "snapshot reload failed, keeping the current one",
+                         {{"error", reloaded.ToString()}});
     }
   }
   const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
-  spdlog::info("{} received: not accepting calls; finishing work for up to {}",
-               sig == SIGTERM ? "SIGTERM" : "SIGINT",
-               absl::FormatDuration(grace));
+  Info(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                    " received: not accepting calls; finishing work for up to ",
+                    absl::FormatDuration(grace)));
   (*server)->Shutdown(grace);
-  spdlog::info("stopped");
+  server->reset();  // the engine and gRPC are gone before the logger stops
+  Info("stopped");
+  // A stdout nobody reads cannot hold the process: the log is given a
+  // moment to drain, then the process leaves without it.
+  if (!server::log::Stop(absl::Seconds(2))) std::_Exit(EXIT_SUCCESS);
   return EXIT_SUCCESS;
 }

@@ -312,6 +312,11 @@ void Engine::Summarise(const Flight* f, bool ok, std::string outcome,
   s.attempts = f->state.attempts;
   s.latency = clock_->Now() - f->state.started;
   s.waiters = waiters;
+  constexpr size_t kCallersLogged = 3;
+  for (const auto& [id, w] : f->waiters) {
+    if (s.callers.size() == kCallersLogged) break;
+    if (w.listener != nullptr) s.callers.push_back(w.listener->Caller());
+  }
   options_.observer->OnFlightFinished(s);
 }
 

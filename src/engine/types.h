@@ -71,6 +71,13 @@ struct Retrying {
   vpic::UpstreamError error;
 };
 
+// Who a waiter is, for the log: the caller's address and, for a batch
+// item, its request id.
+struct CallerInfo {
+  std::string peer;
+  std::string request_id;
+};
+
 // The events of one waiter. Called on the engine's loop thread; must not
 // block. Order: OnQueued, zero or more OnRetrying, then exactly one of
 // OnDone / OnFailed, after which the engine never touches the listener again.
@@ -81,6 +88,8 @@ class DecodeListener {
   virtual void OnRetrying(const Retrying& retrying) = 0;
   virtual void OnDone(std::shared_ptr<const DecodeResult> result) = 0;
   virtual void OnFailed(const Failure& failure) = 0;
+  // Asked only when a finished flight is logged, of its first few waiters.
+  virtual CallerInfo Caller() const { return {}; }
 };
 
 // One finished flight, for the log.
@@ -92,6 +101,7 @@ struct FlightSummary {
   int attempts = 0;
   absl::Duration latency;  // from the flight's start to its end
   size_t waiters = 0;      // callers that received this outcome
+  std::vector<CallerInfo> callers;  // the first few of them
 };
 
 // Hooks for logging and metrics, called on the loop thread; must not block.

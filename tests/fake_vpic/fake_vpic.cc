@@ -67,6 +67,10 @@ class FakeVpic::Impl {
     every_vin_ = std::move(steps);
     every_vin_count_.clear();
   }
+  void Hold(bool held) {
+    absl::MutexLock lock(&stop_mu_);
+    held_ = held;
+  }
   void ScriptBatch(std::vector<Step> steps) {
     absl::MutexLock lock(&mu_);
     batch_script_ = std::deque<Step>(steps.begin(), steps.end());
@@ -154,6 +158,7 @@ class FakeVpic::Impl {
   // Separate from mu_ so that waiting delays do not burden the hot mutex.
   absl::Mutex stop_mu_;
   bool stop_ ABSL_GUARDED_BY(stop_mu_) = false;
+  bool held_ ABSL_GUARDED_BY(stop_mu_) = false;  // HoldAnswers()
 };
 
 absl::Status FakeVpic::Impl::Listen() {
@@ -318,6 +323,10 @@ bool FakeVpic::Impl::Pause(absl::Duration d) {
   if (d > absl::ZeroDuration()) {
     stop_mu_.AwaitWithTimeout(absl::Condition(&stop_), d);
   }
+  auto released = [this]() ABSL_SHARED_LOCKS_REQUIRED(stop_mu_) {
+    return stop_ || !held_;
+  };
+  stop_mu_.Await(absl::Condition(&released));
   return !stop_;
 }
 
@@ -493,6 +502,8 @@ void FakeVpic::Script(const std::string& vin, std::vector<Step> steps) {
 void FakeVpic::ScriptEveryVin(std::vector<Step> steps) {
   impl_->ScriptEveryVin(std::move(steps));
 }
+void FakeVpic::HoldAnswers() { impl_->Hold(true); }
+void FakeVpic::ReleaseAnswers() { impl_->Hold(false); }
 void FakeVpic::ScriptBatch(std::vector<Step> steps) {
   impl_->ScriptBatch(std::move(steps));
 }

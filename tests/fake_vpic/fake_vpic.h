@@ -113,6 +113,11 @@ class FakeVpic {
   // batch request to its VINs' scripts.
   void ScriptBatch(std::vector<Step> steps);
 
+  // Until ReleaseAnswers(), requests are read and logged but not answered
+  // (for tests that need many callers waiting on one request).
+  void HoldAnswers();
+  void ReleaseAnswers();
+
   std::vector<RequestRecord> Requests() const;
   // The requests that asked for `vin`: single ones, and batches holding it.
   std::vector<RequestRecord> RequestsFor(absl::string_view vin) const;

@@ -210,7 +210,7 @@ TEST_F(DecodeTest, RetryAfterOneSecondIsRespected) {
 
 TEST_F(DecodeTest, TwoHundredConcurrentCallersMakeOneUpstreamRequest) {
   StartServer();
-  Script(kHonda, "delay:1s");
+  fake_->HoldAnswers();  // until every caller waits on the one request
   constexpr int kCallers = 200;
   std::vector<DecodeResponse> responses(kCallers);
   std::vector<grpc::Status> statuses(kCallers);
@@ -227,6 +227,10 @@ TEST_F(DecodeTest, TwoHundredConcurrentCallersMakeOneUpstreamRequest) {
     readers[i] = stub_->AsyncDecode(contexts[i].get(), req, &cq);
     readers[i]->Finish(&responses[i], &statuses[i], reinterpret_cast<void*>(i));
   }
+  ASSERT_TRUE(server_->engine().WaitForStats(
+      [](const engine::EngineStats& st) { return st.waiters == kCallers; },
+      absl::Seconds(20)));
+  fake_->ReleaseAnswers();
   for (int i = 0; i < kCallers; ++i) {
     void* tag;
     bool ok;

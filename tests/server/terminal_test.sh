@@ -76,14 +76,14 @@ grep -q '^A-1003,.*,failed,.*,INVALID_VIN,' <<<"$feed" || fail "row A-1003 not I
 
 # SIGHUP reloads the snapshot without a restart (when one is loaded).
 if [ ${#snapshot[@]} -gt 0 ]; then
-  await_line "$work/server.log" 'offline snapshot .* loaded' >/dev/null
+  await_line "$work/server.log" 'offline snapshot loaded' >/dev/null
   kill -HUP "$server_pid"
   await_line "$work/server.log" 'SIGHUP received: reloading' >/dev/null
   for _ in $(seq 200); do
-    [ "$(grep -c 'offline snapshot .* loaded' "$work/server.log")" -ge 2 ] && break
+    [ "$(grep -c 'offline snapshot loaded' "$work/server.log")" -ge 2 ] && break
     sleep 0.1
   done
-  [ "$(grep -c 'offline snapshot .* loaded' "$work/server.log")" -ge 2 ] ||
+  [ "$(grep -c 'offline snapshot loaded' "$work/server.log")" -ge 2 ] ||
     fail "SIGHUP did not reload the snapshot"
   decoded=$("$buf" curl "${curl_args[@]}" \
     -d '{"vin":"1FTMW1T88MFA00001","source_preference":"SOURCE_PREFERENCE_SNAPSHOT_ONLY"}' \

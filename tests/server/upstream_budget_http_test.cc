@@ -33,6 +33,9 @@ class UpstreamBudgetHttpTest : public testing_util::ServerFixture {
   static server::ServerOptions Budget(double per_minute, double burst,
                                       int batch_max) {
     server::ServerOptions o = Defaults();
+    // Long enough that a loaded machine never times an attempt out: these
+    // tests count requests.
+    o.engine.attempt_timeout = absl::Seconds(30);
     o.engine.budget.rate_per_minute = per_minute;
     o.engine.budget.burst = burst;
     o.engine.upstream_batch_max = batch_max;

@@ -31,7 +31,7 @@ start_server() {
   shift 2
   "$bin" --listen=127.0.0.1:0 --vpic_base_url="$vpic_url" "$@" >"$log" 2>&1 &
   server_pid=$!
-  port=$(await_line "$log" 'listening on' | sed -E 's/.*\(port ([0-9]+)\).*/\1/')
+  port=$(await_line "$log" 'listening on' | sed -E 's/.*\(port ([0-9]+)[,)].*/\1/')
 }
 
 stop_procs() {

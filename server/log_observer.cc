@@ -1,0 +1,71 @@
+#include "server/log_observer.h"
+
+#include <vector>
+
+#include "server/log.h"
+
+namespace server {
+
+using log::Field;
+
+void LogObserver::OnRetryScheduled(const std::string& vin,
+                                   const engine::Retrying& r) {
+  log::Event(spdlog::level::warn, "retry",
+             {{"vin", vin},
+              {"attempt", r.attempt},
+              {"next_delay", absl::FormatDuration(r.next_delay)},
+              {"error", r.error.kind},
+              {"http_status", r.error.http_status},
+              {"message", r.error.message}});
+}
+
+void LogObserver::OnFlightFinished(const engine::FlightSummary& s) {
+  std::vector<std::vector<Field>> callers;
+  for (const engine::CallerInfo& c : s.callers) {
+    std::vector<Field> caller = {{"peer", c.peer}};
+    if (!c.request_id.empty()) caller.push_back({"request_id", c.request_id});
+    callers.push_back(std::move(caller));
+  }
+  std::vector<Field> fields = {
+      {"vin", s.vin},
+      {"model_year", s.model_year},
+      {"outcome", s.outcome},
+      {"attempts", s.attempts},
+      {"latency_ms", absl::ToDoubleMilliseconds(s.latency)},
+      {"waiters", s.waiters}};
+  if (!callers.empty()) fields.push_back(Field::Objects("callers", callers));
+  if (s.waiters > s.callers.size()) {
+    fields.push_back({"more_callers", s.waiters - s.callers.size()});
+  }
+  log::Event(s.ok ? spdlog::level::info : spdlog::level::warn, "decode",
+             fields);
+}
+
+void LogObserver::OnPushback(const vpic::UpstreamError& error,
+                             absl::Duration pause) {
+  log::Event(spdlog::level::warn,
+             "pushback: pausing every upstream request",
+             {{"answer", error.message},
+              {"pause", absl::FormatDuration(pause)}});
+}
+
+void LogObserver::OnUpstreamRateChanged(double per_minute, double configured) {
+  log::Event(spdlog::level::warn, "upstream rate changed",
+             {{"per_minute", per_minute}, {"configured", configured}});
+}
+
+void LogObserver::OnRetryRefused(const std::string& vin,
+                                 absl::Duration delay) {
+  ++refused_;
+  const absl::Time now = absl::Now();
+  if (now - last_refusal_log_ < absl::Seconds(1)) return;
+  log::Event(spdlog::level::warn,
+             "retry budget spent: retries refused since the last such line",
+             {{"refused", refused_},
+              {"latest_vin", vin},
+              {"suggested_delay", absl::FormatDuration(delay)}});
+  refused_ = 0;
+  last_refusal_log_ = now;
+}
+
+}  // namespace server
