@@ -3,6 +3,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/blocking_counter.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
@@ -209,33 +210,33 @@ TEST_F(DecodeTest, RetryAfterOneSecondIsRespected) {
 }
 
 TEST_F(DecodeTest, TwoHundredConcurrentCallersMakeOneUpstreamRequest) {
-  StartServer();
-  fake_->HoldAnswers();  // until every caller waits on the one request
   constexpr int kCallers = 200;
+  server::ServerOptions o = Defaults();
+  o.max_streams_per_connection = kCallers;  // all on one connection
+  StartServer(o);
+  fake_->HoldAnswers();  // until every caller waits on the one request
   std::vector<DecodeResponse> responses(kCallers);
   std::vector<grpc::Status> statuses(kCallers);
-  // All 200 calls in flight at once through one completion queue.
+  // All 200 calls in flight at once, on gRPC's callback API.
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts(kCallers);
-  grpc::CompletionQueue cq;
-  std::vector<std::unique_ptr<grpc::ClientAsyncResponseReader<DecodeResponse>>>
-      readers(kCallers);
+  absl::BlockingCounter finished(kCallers);
   DecodeRequest req;
   req.set_vin(kHonda);
   for (int i = 0; i < kCallers; ++i) {
     contexts[i] = std::make_unique<grpc::ClientContext>();
     contexts[i]->set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-    readers[i] = stub_->AsyncDecode(contexts[i].get(), req, &cq);
-    readers[i]->Finish(&responses[i], &statuses[i], reinterpret_cast<void*>(i));
+    stub_->async()->Decode(contexts[i].get(), &req, &responses[i],
+                           [&, i](grpc::Status s) {
+                             statuses[i] = std::move(s);
+                             finished.DecrementCount();
+                           });
   }
-  ASSERT_TRUE(server_->engine().WaitForStats(
+  const bool all_waiting = server_->engine().WaitForStats(
       [](const engine::EngineStats& st) { return st.waiters == kCallers; },
-      absl::Seconds(20)));
+      absl::Seconds(20));
   fake_->ReleaseAnswers();
-  for (int i = 0; i < kCallers; ++i) {
-    void* tag;
-    bool ok;
-    ASSERT_TRUE(cq.Next(&tag, &ok));
-  }
+  finished.Wait();
+  ASSERT_TRUE(all_waiting);
   for (int i = 0; i < kCallers; ++i) {
     ASSERT_TRUE(statuses[i].ok()) << statuses[i].error_message();
     EXPECT_TRUE(MessageDifferencer::Equals(responses[i], responses[0]))
