@@ -108,14 +108,17 @@ class BatchCall::Item final : public engine::DecodeListener {
 
 BatchCall::BatchCall(engine::Engine* engine,
                      grpc::CallbackServerContext* context, int window,
-                     BatchCounters* counters, metrics::ServiceMetrics* metrics)
+                     BatchCounters* counters, metrics::ServiceMetrics* metrics,
+                     CallRegistry<BatchCall>* registry)
     : engine_(engine),
       deadline_(DeadlineOf(context)),
       window_(window),
       counters_(counters),
       metrics_(metrics),
+      registry_(registry),
       peer_(context->peer()) {
   counters_->streams.fetch_add(1);
+  registry_->Add(this);
   absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
@@ -132,7 +135,9 @@ void BatchCall::OnReadDone(bool ok) {
     // Take the request out before anything can start the next read into it.
     request = std::move(request_);
     reading_ = false;
-    if (!ok) {
+    if (finished_) {
+      ok = false;  // read after the stream ended (a drain): not an item
+    } else if (!ok) {
       read_done_ = true;
     } else {
       index = next_index_++;
@@ -246,8 +251,20 @@ void BatchCall::OnCancel() {
 }
 
 void BatchCall::OnDone() {
+  registry_->Remove(this);
   counters_->streams.fetch_sub(1);
-  delete this;
+  Unref();  // gRPC's reference; a drain walking the registry may hold another
+}
+
+void BatchCall::Drain() {
+  absl::optional<grpc::Status> finish;
+  {
+    absl::MutexLock lock(&mu_);
+    refusing_ = true;
+    draining_ = true;
+    finish = AdvanceLocked();
+  }
+  if (finish) Finish(*finish);
 }
 
 // Every item still waiting leaves its flight (and gets CANCELLED, dropped);
@@ -284,8 +301,9 @@ absl::optional<grpc::Status> BatchCall::AdvanceLocked() {
     StartRead(&request_);
   }
   const bool no_more_input = read_done_ || cancelled_ || refusing_;
-  if (!no_more_input || writing_ || reading_ || outstanding_ != 0 ||
-      !queue_.empty()) {
+  // A read left pending by an idle client does not hold a draining stream.
+  if (!no_more_input || writing_ || (reading_ && !draining_) ||
+      outstanding_ != 0 || !queue_.empty()) {
     return absl::nullopt;
   }
   finished_ = true;

@@ -27,6 +27,7 @@
 #include "absl/types/optional.h"
 #include "engine/engine.h"
 #include "metrics/metrics.h"
+#include "server/call_registry.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -41,17 +42,25 @@ struct BatchCounters {
 
 class BatchCall final
     : public grpc::ServerBidiReactor<vin::v1::DecodeBatchRequest,
-                                     vin::v1::DecodeBatchResponse> {
+                                     vin::v1::DecodeBatchResponse>,
+      public RegisteredCall {
  public:
-  // `metrics` (not owned) may be null.
+  // `metrics` (not owned) may be null. The call adds itself to `registry`
+  // and leaves it in OnDone.
   BatchCall(engine::Engine* engine, grpc::CallbackServerContext* context,
             int window, BatchCounters* counters,
-            metrics::ServiceMetrics* metrics);
+            metrics::ServiceMetrics* metrics,
+            CallRegistry<BatchCall>* registry);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
   void OnDone() override;
+
+  // The server is stopping: read no more items; end the stream (with
+  // UNAVAILABLE unless the client had half-closed) right after the last
+  // terminal event is written, at once for an idle stream.
+  void Drain();
 
  private:
   class Item;
@@ -72,6 +81,7 @@ class BatchCall final
   const int window_;
   BatchCounters* const counters_;
   metrics::ServiceMetrics* const metrics_;
+  CallRegistry<BatchCall>* const registry_;
   const std::string peer_;  // "ipv4:127.0.0.1:40172", for the log
   absl::Mutex mu_;  // protects everything below
   vin::v1::DecodeBatchRequest request_;  // the read buffer; one read at a time
@@ -83,6 +93,7 @@ class BatchCall final
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;   // client gone
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool refusing_ ABSL_GUARDED_BY(mu_) = false;    // engine shutting down
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;    // may end with a read pending
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Item*, std::unique_ptr<Item>> items_ ABSL_GUARDED_BY(mu_);
 };

@@ -75,7 +75,7 @@ grpc::ServerBidiReactor<vin::v1::DecodeBatchRequest,
                         vin::v1::DecodeBatchResponse>*
 DecodeService::DecodeBatch(grpc::CallbackServerContext* context) {
   return new BatchCall(engine_, context, batch_window_, &batch_counters_,
-                       metrics_);
+                       metrics_, &batch_calls_);
 }
 
 }  // namespace server

@@ -26,11 +26,18 @@ class DecodeService final : public vin::v1::VinDecoderService::CallbackService {
 
   const BatchCounters& batch_counters() const { return batch_counters_; }
 
+  // The server is stopping: every open DecodeBatch stream reads no more
+  // items and ends right after its last terminal event (idle ones at once).
+  void Drain() {
+    batch_calls_.ForEach([](BatchCall* call) { call->Drain(); });
+  }
+
  private:
   engine::Engine* const engine_;
   const int batch_window_;
   metrics::ServiceMetrics* const metrics_;
   BatchCounters batch_counters_;
+  CallRegistry<BatchCall> batch_calls_;
 };
 
 }  // namespace server

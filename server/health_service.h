@@ -1,29 +1,70 @@
-// grpc.health.v1.Health: SERVING for "" and "vin.v1.VinDecoderService" until
-// the server starts shutting down, NOT_SERVING after; NOT_FOUND for other
-// names. Generated from the standard proto so that reflection describes it to
-// grpcurl / buf curl. Watch is left UNIMPLEMENTED, which the health protocol
-// allows; probes (Kubernetes, grpc_health_probe) use Check.
+// grpc.health.v1.Health, Check and Watch:
+//  - "" and "vin.v1.VinDecoderService": SERVING until the server starts
+//    shutting down, NOT_SERVING after;
+//  - "vin.v1.VinDecoderService.snapshot": SERVING while an offline snapshot
+//    is loaded whose data is younger than the maximum age, NOT_SERVING
+//    otherwise (none loaded, or stale);
+//  - other names: NOT_FOUND (Check) / SERVICE_UNKNOWN (Watch).
+// Watch streams the status when it changes (a reload, the data growing
+// stale, shutdown); at shutdown each Watch stream gets NOT_SERVING and then
+// ends with UNAVAILABLE, so that it does not hold the process.
+//
+// Generated from the standard proto so that reflection describes it to
+// grpcurl / buf curl. Thread-safe.
 #ifndef VIN_SERVER_HEALTH_SERVICE_H_
 #define VIN_SERVER_HEALTH_SERVICE_H_
 
-#include <atomic>
+#include <string>
+#include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "server/call_registry.h"
 
 namespace server {
 
 class HealthService final : public grpc::health::v1::Health::CallbackService {
  public:
+  static constexpr char kService[] = "vin.v1.VinDecoderService";
+  static constexpr char kSnapshotService[] = "vin.v1.VinDecoderService.snapshot";
+  using Status = grpc::health::v1::HealthCheckResponse::ServingStatus;
+
+  explicit HealthService(absl::Duration snapshot_max_age = absl::Hours(24 * 62));
+  ~HealthService() override;
+
   grpc::ServerUnaryReactor* Check(
       grpc::CallbackServerContext* context,
       const grpc::health::v1::HealthCheckRequest* request,
       grpc::health::v1::HealthCheckResponse* response) override;
+  grpc::ServerWriteReactor<grpc::health::v1::HealthCheckResponse>* Watch(
+      grpc::CallbackServerContext* context,
+      const grpc::health::v1::HealthCheckRequest* request) override;
 
-  // Every known service reports NOT_SERVING from now on. Thread-safe.
-  void SetNotServing() { serving_.store(false); }
+  // Every known service reports NOT_SERVING from now on; Watch streams are
+  // told and end.
+  void SetNotServing();
+  // The snapshot now loaded (nullopt: none), by the date of its data.
+  void SetSnapshot(absl::optional<absl::Time> data_time);
+
+  // The status of `service` now; nullopt for an unknown name.
+  absl::optional<Status> StatusOf(const std::string& service) const;
+  bool serving() const;
 
  private:
-  std::atomic<bool> serving_{true};
+  class WatchCall;
+  void NotifyWatchers();
+  void Tick();  // wakes watchers when the snapshot's data grows stale
+
+  const absl::Duration snapshot_max_age_;
+  mutable absl::Mutex mu_;
+  bool serving_ ABSL_GUARDED_BY(mu_) = true;
+  absl::optional<absl::Time> snapshot_time_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  CallRegistry<WatchCall> watchers_;
+  std::thread ticker_;
 };
 
 }  // namespace server

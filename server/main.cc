@@ -63,6 +63,9 @@ ABSL_FLAG(std::string, snapshot_path, "",
           "the vPIC snapshot file (scripts/fetch_snapshot.sh writes "
           ".data/vpic.lite.db) for offline decodes; empty: live only. SIGHUP "
           "reloads it without a restart");
+ABSL_FLAG(absl::Duration, snapshot_max_age, absl::Hours(24 * 62),
+          "health of vin.v1.VinDecoderService.snapshot is SERVING while the "
+          "loaded snapshot's data is younger than this");
 ABSL_FLAG(std::string, source_preference, "auto",
           "for requests that leave it unspecified: auto (live_then_snapshot "
           "when a snapshot is loaded, live_only otherwise), live_only, "
@@ -131,6 +134,7 @@ absl::StatusOr<server::ServerOptions> OptionsFromFlags() {
   server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
+  options.snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);
   options.batch_window = absl::GetFlag(FLAGS_batch_window);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.log_dropped = server::log::Dropped;

@@ -21,6 +21,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (!credentials.ok()) return credentials.status();
   std::unique_ptr<VinServer> s(new VinServer());
   s->metrics_ = std::make_unique<metrics::ServiceMetrics>();
+  s->health_ = std::make_unique<HealthService>(options.snapshot_max_age);
   s->snapshots_ = std::make_unique<snapshot::SnapshotStore>();
   s->snapshot_path_ = options.snapshot_path;
   if (!options.snapshot_path.empty()) {
@@ -51,7 +52,6 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     if (!exporter.ok()) return exporter.status();
     s->exporter_ = *std::move(exporter);
   }
-  s->health_ = std::make_unique<HealthService>();
 
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -87,7 +87,14 @@ VinServer::~VinServer() {
 
 void VinServer::Shutdown(absl::Duration grace) {
   if (shut_down_.exchange(true) || server_ == nullptr) return;
+  // Health says NOT_SERVING (and Watch streams end); the engine starts no
+  // new upstream request and fails the decodes that wait for a retry or
+  // for the rate cap; streams read no more items and end right after their
+  // last answer, idle ones at once. What is left are the requests already
+  // in flight, which may finish within the grace.
   health_->SetNotServing();
+  engine_->Drain();
+  decode_->Drain();
   // gRPC stops accepting calls at once and waits for the ones in progress.
   // If they are not done within the grace period, the engine fails what
   // remains, which finishes those calls; gRPC's own deadline, a little
@@ -119,8 +126,17 @@ absl::Status VinServer::ReloadSnapshot(const std::string& path) {
 void VinServer::NoteSnapshot() {
   if (auto snap = snapshots_->Current()) {
     metrics_->SetSnapshot(snap->info().sha256, snap->info().date);
+    absl::Time data_time;
+    std::string error;
+    if (absl::ParseTime("%Y-%m-%d", snap->info().date, absl::UTCTimeZone(),
+                        &data_time, &error)) {
+      health_->SetSnapshot(data_time);
+    } else {
+      health_->SetSnapshot(absl::InfinitePast());  // undated: stale
+    }
   } else {
     metrics_->ClearSnapshot();
+    health_->SetSnapshot(absl::nullopt);
   }
 }
 

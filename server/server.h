@@ -31,6 +31,9 @@ struct ServerOptions {
   int batch_window = 256;
   // The vPIC snapshot file for offline decodes; "" for none (live only).
   std::string snapshot_path;
+  // Health of "vin.v1.VinDecoderService.snapshot": SERVING while the loaded
+  // snapshot's data is younger than this.
+  absl::Duration snapshot_max_age = absl::Hours(24 * 62);
   // Larger requests are refused by gRPC with RESOURCE_EXHAUSTED.
   int max_receive_message_bytes = 64 * 1024;
   // Per connection: concurrent streams (HTTP/2 MAX_CONCURRENT_STREAMS; a

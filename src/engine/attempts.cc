@@ -36,6 +36,12 @@ metrics::Endpoint Engine::EndpointOf(const Request& r) {
 
 void Engine::EnqueueAttempt(Flight* f) {
   const absl::Time now = clock_->Now();
+  if (loop_draining_) {  // a stagger or retry wake-up that fired meanwhile
+    FailFlight(f, {FailureReason::kShuttingDown,
+                   "the server is shutting down; try again later", true,
+                   f->state.attempts});
+    return;
+  }
   f->state.retry_at = absl::InfinitePast();
   f->state.ticket = gate_.Enqueue({f->key, f->id}, f->state.place);
   f->state.place = f->state.ticket;
@@ -50,6 +56,7 @@ void Engine::EnqueueAttempt(Flight* f) {
 }
 
 void Engine::StartReadyAttempts() {
+  if (loop_draining_) return;  // no new upstream request while stopping
   const size_t limit = static_cast<size_t>(options_.max_upstream_concurrency);
   while (transport_->active() < limit) {
     std::vector<upstream::UpstreamGate::Ticket> tickets =
@@ -173,6 +180,16 @@ void Engine::HandleOutcome(Flight* f, vpic::Outcome outcome) {
 
 void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
   const absl::Time now = clock_->Now();
+  if (loop_draining_) {
+    Failure failure{FailureReason::kShuttingDown,
+                    absl::StrCat("the server is shutting down; vPIC's last "
+                                 "answer was ",
+                                 DescribeUpstreamError(outcome.error),
+                                 "; try again later"),
+                    true, f->state.attempts, outcome.error};
+    FailFlight(f, std::move(failure));
+    return;
+  }
   RetryInput in;
   in.attempts = f->state.attempts;
   in.max_attempts = options_.max_attempts;

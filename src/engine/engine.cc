@@ -146,15 +146,31 @@ void Engine::Cancel(WaiterId id) {
   });
 }
 
-void Engine::Shutdown() {
-  if (shutting_down_.exchange(true)) return;
+namespace {
+
+Failure ShuttingDown() {
+  return {FailureReason::kShuttingDown,
+          "the server is shutting down; try again later", true};
+}
+
+}  // namespace
+
+void Engine::Drain() {
+  shutting_down_.store(true);
   Post([this] {
     loop_shutting_down_ = true;
-    Failure f;
-    f.reason = FailureReason::kShuttingDown;
-    f.message = "the server is shutting down; try again later";
-    f.retryable = true;
-    FailEverything(f);
+    loop_draining_ = true;
+    FailWaitingFlights(ShuttingDown());
+  });
+}
+
+void Engine::Shutdown() {
+  shutting_down_.store(true);
+  if (final_shutdown_.exchange(true)) return;
+  Post([this] {
+    loop_shutting_down_ = true;
+    loop_draining_ = true;
+    FailEverything(ShuttingDown());
   });
 }
 

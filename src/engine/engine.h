@@ -136,6 +136,12 @@ class Engine {
   // already had its terminal event. A flight left without waiters is
   // cancelled: no further upstream request is made for it.
   void Cancel(WaiterId id);
+  // The start of a graceful stop: admits no new work, starts no new upstream
+  // request (first attempt or retry), and fails at once, with
+  // SHUTTING_DOWN (retryable), every flight that is not waiting for a
+  // request already in flight: those waiting for a retry, their stagger or
+  // their turn at the rate cap. Requests in flight may still finish.
+  void Drain();
   // Stops admitting work and fails every waiter with SHUTTING_DOWN.
   void Shutdown();
 
@@ -217,6 +223,8 @@ class Engine {
       int attempts, const std::string& live_failure);
   void Release(Waiter& w);
   void FailEverything(const Failure& failure);
+  // Fails the flights that wait for anything but a request in flight.
+  void FailWaitingFlights(const Failure& failure);
   void Summarise(const Flight* f, bool ok, std::string outcome,
                  size_t waiters);
 
@@ -242,7 +250,8 @@ class Engine {
   const retry::Clock* const clock_;
   std::unique_ptr<metrics::ServiceMetrics> own_metrics_;  // when none given
   metrics::ServiceMetrics* const metrics_;
-  std::atomic<bool> shutting_down_{false};
+  std::atomic<bool> shutting_down_{false};  // Submit refuses work
+  std::atomic<bool> final_shutdown_{false};  // Shutdown() was called
   std::atomic<WaiterId> next_waiter_{1};
   std::atomic<size_t> admitted_{0};
 
@@ -265,6 +274,7 @@ class Engine {
   EngineStats counts_;  // the loop's running totals, published to stats_
   double rate_reported_ = 0;  // the effective rate last told the observer
   bool loop_shutting_down_ = false;
+  bool loop_draining_ = false;  // no new upstream request
 
   std::thread loop_;  // last: starts after everything above exists
 };

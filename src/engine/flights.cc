@@ -233,6 +233,22 @@ void Engine::FailFlight(Flight* f, Failure failure) {
   for (auto& [id, w] : waiters) DeliverFailure(w, failure, key, warnings);
 }
 
+void Engine::FailWaitingFlights(const Failure& failure) {
+  std::vector<Flight*> waiting;
+  table_.ForEachFlight([&](Flight* f) {
+    if (f->state.request == 0) waiting.push_back(f);
+  });
+  for (Flight* f : waiting) {
+    Failure each = failure;
+    each.attempts = f->state.attempts;
+    if (f->state.last_retrying) each.last_error = f->state.last_retrying->error;
+    if (f->state.retry_at > clock_->Now()) {
+      each.retry_delay = f->state.retry_at - clock_->Now();
+    }
+    FailFlight(f, std::move(each));
+  }
+}
+
 void Engine::FailEverything(const Failure& failure) {
   std::vector<Flight*> all;
   table_.ForEachFlight([&](Flight* f) { all.push_back(f); });
