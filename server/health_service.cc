@@ -161,6 +161,7 @@ void HealthService::SetSnapshot(absl::optional<absl::Time> data_time) {
   {
     absl::MutexLock lock(&mu_);
     snapshot_time_ = data_time;
+    ++snapshot_changes_;
   }
   NotifyWatchers();
 }
@@ -173,14 +174,18 @@ void HealthService::Tick() {
   absl::MutexLock lock(&mu_);
   while (!stop_) {
     // Wake when the snapshot's data grows stale (or hourly), to tell the
-    // watchers; a reload notifies them itself.
+    // watchers; a reload notifies them itself, and wakes this loop to look
+    // at the new snapshot's date.
     absl::Time wake = absl::Now() + absl::Hours(1);
     if (snapshot_time_) {
       const absl::Time stale = *snapshot_time_ + snapshot_max_age_;
       if (stale > absl::Now()) wake = std::min(wake, stale);
     }
-    mu_.AwaitWithDeadline(absl::Condition(&stop_), wake);
-    if (stop_) break;
+    const uint64_t seen = snapshot_changes_;
+    auto woken = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stop_ || snapshot_changes_ != seen;
+    };
+    if (mu_.AwaitWithDeadline(absl::Condition(&woken), wake)) continue;
     mu_.Unlock();
     NotifyWatchers();
     mu_.Lock();

@@ -14,6 +14,7 @@
 #ifndef VIN_SERVER_HEALTH_SERVICE_H_
 #define VIN_SERVER_HEALTH_SERVICE_H_
 
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -62,6 +63,7 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   mutable absl::Mutex mu_;
   bool serving_ ABSL_GUARDED_BY(mu_) = true;
   absl::optional<absl::Time> snapshot_time_ ABSL_GUARDED_BY(mu_);
+  uint64_t snapshot_changes_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   CallRegistry<WatchCall> watchers_;
   std::thread ticker_;
