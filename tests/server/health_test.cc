@@ -22,6 +22,26 @@ class HealthTest : public testing_util::ServerFixture {
     req.set_service(service);
     return stub->Check(&ctx, req, resp);
   }
+
+  // A Watch of `service`, and the next status it streams.
+  struct Watcher {
+    std::unique_ptr<Health::Stub> stub;
+    grpc::ClientContext ctx;
+    std::unique_ptr<grpc::ClientReader<HealthCheckResponse>> stream;
+    // The next status, or UNKNOWN when the stream ended.
+    HealthCheckResponse::ServingStatus Next() {
+      HealthCheckResponse resp;
+      return stream->Read(&resp) ? resp.status() : HealthCheckResponse::UNKNOWN;
+    }
+  };
+  std::unique_ptr<Watcher> Watch(const std::string& service) {
+    auto w = std::make_unique<Watcher>();
+    w->stub = Health::NewStub(channel_);
+    HealthCheckRequest req;
+    req.set_service(service);
+    w->stream = w->stub->Watch(&w->ctx, req);
+    return w;
+  }
 };
 
 TEST_F(HealthTest, ServingForTheServerAndTheService) {
@@ -42,33 +62,20 @@ TEST_F(HealthTest, UnknownServiceIsNotFound) {
 
 TEST_F(HealthTest, WatchStreamsTheChangeAtShutdownThenEnds) {
   StartServer();
-  auto stub = Health::NewStub(channel_);
-  grpc::ClientContext ctx;
-  HealthCheckRequest req;
-  req.set_service("vin.v1.VinDecoderService");
-  auto watch = stub->Watch(&ctx, req);
-  HealthCheckResponse resp;
-  ASSERT_TRUE(watch->Read(&resp));
-  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  auto watch = Watch("vin.v1.VinDecoderService");
+  EXPECT_EQ(watch->Next(), HealthCheckResponse::SERVING);
   std::thread stop([this] { server_->Shutdown(absl::Seconds(10)); });
-  ASSERT_TRUE(watch->Read(&resp));
-  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
-  EXPECT_FALSE(watch->Read(&resp));
-  EXPECT_EQ(watch->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(watch->Next(), HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(watch->Next(), HealthCheckResponse::UNKNOWN) << "then it ends";
+  EXPECT_EQ(watch->stream->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
   stop.join();
 }
 
 TEST_F(HealthTest, WatchOfAnUnknownServiceSaysSo) {
   StartServer();
-  auto stub = Health::NewStub(channel_);
-  grpc::ClientContext ctx;
-  HealthCheckRequest req;
-  req.set_service("no.such.Service");
-  auto watch = stub->Watch(&ctx, req);
-  HealthCheckResponse resp;
-  ASSERT_TRUE(watch->Read(&resp));
-  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVICE_UNKNOWN);
-  ctx.TryCancel();
+  auto watch = Watch("no.such.Service");
+  EXPECT_EQ(watch->Next(), HealthCheckResponse::SERVICE_UNKNOWN);
+  watch->ctx.TryCancel();
 }
 
 TEST_F(HealthTest, SnapshotIsNotServingWithoutOne) {
@@ -95,19 +102,14 @@ TEST_F(HealthTest, SnapshotIsServingOnlyWhileItsDataIsYoungEnough) {
   HealthCheckResponse resp;
   ASSERT_TRUE(Check("vin.v1.VinDecoderService.snapshot", &resp).ok());
   EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
-  auto stub = Health::NewStub(channel_);
-  grpc::ClientContext ctx;
-  HealthCheckRequest req;
-  req.set_service("vin.v1.VinDecoderService.snapshot");
-  auto watch = stub->Watch(&ctx, req);
-  ASSERT_TRUE(watch->Read(&resp));
-  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
-  ASSERT_TRUE(watch->Read(&resp)) << "told when the data grows stale";
-  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  auto watch = Watch("vin.v1.VinDecoderService.snapshot");
+  EXPECT_EQ(watch->Next(), HealthCheckResponse::SERVING);
+  EXPECT_EQ(watch->Next(), HealthCheckResponse::NOT_SERVING)
+      << "told when the data grows stale";
   ASSERT_TRUE(Check("vin.v1.VinDecoderService", &resp).ok());
   EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING)
       << "the service itself still serves (live decodes)";
-  ctx.TryCancel();
+  watch->ctx.TryCancel();
 }
 
 }  // namespace
