@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# DecodeBatch throughput against its ceiling, in one run with one client:
+# the ceiling is a bare callback-API server (bench/ceiling_server.cc) that
+# answers each item with QUEUED and a DONE carrying a cache hit's vehicle,
+# built and serialized per item; then vin-server in front of the fake vPIC.
+# Prints items/s of both, their ratio, and the server's CPU per item.
+#
+# Usage: bench/hot_throughput.sh [ITEMS] [DISTINCT] [STREAMS] [WINDOW]
+#   defaults: 100000 items over 100 distinct VINs (hot: cache hits and
+#   joiners), 4 streams, window 256. DISTINCT=ITEMS measures the cold path
+#   (every item a miss; the rate cap is off and the fake answers at once).
+# Environment: BUILD (default build), SERVER_FLAGS (more vin-server flags).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+items=${1:-100000}
+distinct=${2:-100}
+streams=${3:-4}
+window=${4:-256}
+build=${BUILD:-build}
+work=$(mktemp -d)
+source tests/testing/procs.sh
+ceiling_pid=
+trap 'kill $ceiling_pid 2>/dev/null || true; stop_procs; rm -rf "$work"' EXIT
+
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+# run_client PID NAME: the client against 127.0.0.1:$port; prints a line.
+run_client() {
+  local pid=$1 name=$2 before after out
+  before=$(ticks "$pid")
+  out=$("$build/stream_client" --server="127.0.0.1:$port" --streams="$streams" \
+    --items="$items" --distinct="$distinct" --window="$window" \
+    --first_vin="$RANDOM$RANDOM")
+  after=$(ticks "$pid")
+  local rate
+  rate=$(sed -E 's/.*items_per_s=([0-9]+).*/\1/' <<<"$out")
+  awk -v n="$name" -v r="$rate" -v c="$((after - before))" -v hz="$hz" -v i="$items" \
+    'BEGIN { printf "%-8s %8d items/s  server CPU %.1f us/item\n", n, r, c / hz / i * 1e6 }'
+  echo "$rate" >"$work/$name.rate"
+}
+
+"$build/ceiling_server" --listen=127.0.0.1:0 >"$work/ceiling.log" 2>&1 &
+ceiling_pid=$!
+port=$(await_line "$work/ceiling.log" 'listening on' | sed -E 's/.*\(port ([0-9]+)\).*/\1/')
+echo "items=$items distinct=$distinct streams=$streams window=$window"
+run_client "$ceiling_pid" ceiling
+kill "$ceiling_pid"; wait "$ceiling_pid" 2>/dev/null || true; ceiling_pid=
+
+start_fake "$build/fake-vpic" "$work/fake.log"
+start_server "$build/vin-server" "$work/server.log" --upstream_rate=0 \
+  --batch_window="$window" ${SERVER_FLAGS:-}
+run_client "$server_pid" server
+awk -v s="$(cat "$work/server.rate")" -v c="$(cat "$work/ceiling.rate")" \
+  'BEGIN { printf "server/ceiling = %.2f\n", s / c }'
+echo "server peak RSS $(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status") kB"
