@@ -61,7 +61,7 @@ Engine::Engine(EngineOptions options,
       mode_(mode),
       scheduler_(clock_),
       jitter_(options_.retry_base, options_.retry_cap, options_.uniform),
-      cache_(options_.cache_capacity, options_.cache_ttl),
+      cache_(options_.cache_capacity, options_.cache_ttl, options_.encoder),
       budget_(std::make_unique<upstream::LocalBudget>(options_.budget,
                                                       clock_->Now())),
       gate_(budget_.get(), options_.upstream_batch_max),
@@ -107,6 +107,18 @@ absl::StatusOr<Engine::WaiterId> Engine::Submit(const DecodeRequest& request,
   if (shutting_down_.load()) {
     return absl::UnavailableError("the server is shutting down");
   }
+  const coalesce::FlightKey key{valid->vin, request.model_year};
+  const WaiterId id = next_waiter_.fetch_add(1);
+  // A cache hit is answered here, on the caller's thread, without a hop
+  // through the loop (the cache is safe to read from any thread).
+  if (source != SourcePreference::kSnapshotOnly && cache_.enabled()) {
+    if (auto cached = cache_.Lookup(key, clock_->Now())) {
+      metrics_->cache_hits.Add();
+      listener->OnQueued({});
+      listener->OnDone(std::move(cached));
+      return id;
+    }
+  }
   if (admitted_.fetch_add(1) >= options_.max_waiters) {
     admitted_.fetch_sub(1);
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -117,13 +129,12 @@ absl::StatusOr<Engine::WaiterId> Engine::Submit(const DecodeRequest& request,
   for (auto& w : valid->warnings) {
     warnings.push_back({std::move(w.code), std::move(w.message)});
   }
-  const WaiterId id = next_waiter_.fetch_add(1);
   const absl::Time deadline = request.timeout == absl::InfiniteDuration()
                                   ? absl::InfiniteFuture()
                                   : clock_->Now() + request.timeout;
   Waiter waiter{listener, deadline, 0, source};
-  Post([this, id, key = coalesce::FlightKey{valid->vin, request.model_year},
-        warnings = std::move(warnings), waiter, stagger = request.stagger] {
+  Post([this, id, key, warnings = std::move(warnings), waiter,
+        stagger = request.stagger] {
     OnSubmit(id, key, warnings, waiter, stagger);
   });
   return id;

@@ -61,6 +61,9 @@ struct EngineOptions {
   // Tests only: the clock (not owned). Null means the real clock.
   const retry::Clock* clock = nullptr;
   EngineObserver* observer = nullptr;  // not owned; may be null
+  // Encodes each result once for every caller it goes to, and for the
+  // cache (see DecodeResult::encoded); may be empty.
+  ResultEncoder encoder;
   // Where the engine counts what it does (not owned; null: counted
   // nowhere). Updates are atomic and never wait.
   metrics::ServiceMetrics* metrics = nullptr;
@@ -129,7 +132,9 @@ class Engine {
   // broken), UNAVAILABLE (shutting down), RESOURCE_EXHAUSTED (overloaded),
   // FAILED_PRECONDITION (SNAPSHOT_ONLY without a snapshot loaded).
   // Otherwise `listener` receives the waiter's events and must stay valid
-  // until its OnDone/OnFailed.
+  // until its OnDone/OnFailed. They come from the engine's loop thread, or,
+  // for a cache hit, from the caller's thread inside Submit (QUEUED, then
+  // DONE, before Submit returns).
   absl::StatusOr<WaiterId> Submit(const DecodeRequest& request,
                                   DecodeListener* listener);
   // The waiter leaves its flight and gets OnFailed(CANCELLED), unless it has

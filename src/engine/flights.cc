@@ -213,6 +213,9 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
   result->notes = f->state.warnings;
   for (auto& n : decoded.notes) result->notes.push_back(std::move(n));
   result->decode_time = clock_->WallNow();
+  if (options_.encoder) {
+    result->encoded = std::make_shared<const std::string>(options_.encoder(*result));
+  }
   cache_.Insert(f->key, *result, now);
   Summarise(f, true, "done", f->waiters.size());
   StopFlightWork(f);
@@ -306,6 +309,9 @@ std::shared_ptr<const DecodeResult> Engine::SnapshotAnswer(
                       live_failure)});
   }
   result->decode_time = now;
+  if (options_.encoder) {
+    result->encoded = std::make_shared<const std::string>(options_.encoder(*result));
+  }
   return result;
 }
 

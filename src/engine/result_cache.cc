@@ -2,10 +2,21 @@
 
 #include <utility>
 
+#include "absl/hash/hash.h"
+
 namespace engine {
 
-ResultCache::ResultCache(size_t capacity, absl::Duration ttl)
-    : capacity_(capacity), ttl_(ttl) {}
+ResultCache::ResultCache(size_t capacity, absl::Duration ttl,
+                         ResultEncoder encoder)
+    : capacity_(capacity),
+      shards_used_(capacity < 1024 ? 1 : kShards),
+      shard_capacity_((capacity + shards_used_ - 1) / shards_used_),
+      ttl_(ttl),
+      encoder_(std::move(encoder)) {}
+
+ResultCache::Shard& ResultCache::ShardOf(const coalesce::FlightKey& key) {
+  return shards_[absl::HashOf(key) % shards_used_];
+}
 
 void ResultCache::Insert(const coalesce::FlightKey& key,
                          const DecodeResult& result, absl::Time now) {
@@ -13,30 +24,51 @@ void ResultCache::Insert(const coalesce::FlightKey& key,
   auto answer = std::make_shared<DecodeResult>(result);
   answer->source = Source::kCache;
   answer->attempts = 0;
-  auto it = index_.find(key);
-  if (it != index_.end()) {
-    lru_.erase(it->second);
-    index_.erase(it);
+  if (encoder_) {
+    // Encoded once, as the cache answer; the expanded vehicle is dropped.
+    answer->encoded = std::make_shared<const std::string>(encoder_(*answer));
+    answer->vehicle = vpic::Vehicle();
+    answer->notes.clear();
+    answer->notes.shrink_to_fit();
   }
-  lru_.push_front(Entry{key, std::move(answer), now + ttl_});
-  index_[key] = lru_.begin();
-  if (index_.size() > capacity_) {
-    index_.erase(lru_.back().key);
-    lru_.pop_back();
+  Shard& shard = ShardOf(key);
+  absl::MutexLock lock(&shard.mu);
+  auto it = shard.index.find(key);
+  if (it != shard.index.end()) {
+    shard.lru.erase(it->second);
+    shard.index.erase(it);
+  }
+  shard.lru.push_front(Entry{key, std::move(answer), now + ttl_});
+  shard.index[key] = shard.lru.begin();
+  if (shard.index.size() > shard_capacity_) {
+    shard.index.erase(shard.lru.back().key);
+    shard.lru.pop_back();
   }
 }
 
 std::shared_ptr<const DecodeResult> ResultCache::Lookup(
     const coalesce::FlightKey& key, absl::Time now) {
-  auto it = index_.find(key);
-  if (it == index_.end()) return nullptr;
+  if (capacity_ == 0) return nullptr;
+  Shard& shard = ShardOf(key);
+  absl::MutexLock lock(&shard.mu);
+  auto it = shard.index.find(key);
+  if (it == shard.index.end()) return nullptr;
   if (it->second->expires <= now) {
-    lru_.erase(it->second);
-    index_.erase(it);
+    shard.lru.erase(it->second);
+    shard.index.erase(it);
     return nullptr;
   }
-  lru_.splice(lru_.begin(), lru_, it->second);
-  return lru_.front().answer;
+  shard.lru.splice(shard.lru.begin(), shard.lru, it->second);
+  return shard.lru.front().answer;
+}
+
+size_t ResultCache::size() const {
+  size_t n = 0;
+  for (const Shard& s : shards_) {
+    absl::MutexLock lock(&s.mu);
+    n += s.index.size();
+  }
+  return n;
 }
 
 }  // namespace engine

@@ -31,6 +31,11 @@ struct DecodeResult {
   int attempts = 0;  // upstream attempts behind this result; 0 from the cache
   std::vector<vpic::Note> notes;
   absl::Time decode_time;
+  // The bytes callers are sent for this result (the server's wire encoding,
+  // made once per result by EngineOptions::encoder), or null when the
+  // engine has no encoder. A cache answer that has them keeps its vehicle
+  // and notes only there: `vehicle` and `notes` are then empty.
+  std::shared_ptr<const std::string> encoded;
 };
 
 enum class FailureReason {
@@ -78,8 +83,8 @@ struct CallerInfo {
   std::string request_id;
 };
 
-// The events of one waiter. Called on the engine's loop thread; must not
-// block. Order: OnQueued, zero or more OnRetrying, then exactly one of
+// The events of one waiter. Called on the engine's loop thread (or inside
+// Engine::Submit for a cache hit); must not block. Order: OnQueued, zero or more OnRetrying, then exactly one of
 // OnDone / OnFailed, after which the engine never touches the listener again.
 class DecodeListener {
  public:
