@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "server/batch_events.h"
 #include "server/call_deadline.h"
 #include "server/decode_metrics.h"
 #include "server/proto_mapping.h"
@@ -66,24 +67,22 @@ class BatchCall::Item final : public engine::DecodeListener {
   void OnQueued(const engine::Queued& queued) override {
     DecodeBatchResponse r = Base();
     ToProto(queued, r.mutable_queued());
-    call_->Emit(this, std::move(r), false);
+    call_->Emit(this, EventBytes(r), false);
   }
   void OnRetrying(const engine::Retrying& retrying) override {
     DecodeBatchResponse r = Base();
     ToProto(retrying, r.mutable_retrying());
-    call_->Emit(this, std::move(r), false);
+    call_->Emit(this, EventBytes(r), false);
   }
   void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
-    DecodeBatchResponse r = Base();
-    ToProto(*result, r.mutable_done()->mutable_result());
     CountDone(call_->metrics_, *result, absl::Now() - asked_);
-    call_->Emit(this, std::move(r), true);
+    call_->Emit(this, DoneBytes(request_id_, vin_, *result), true);
   }
   void OnFailed(const engine::Failure& failure) override {
     DecodeBatchResponse r = Base();
     ToProto(failure, r.mutable_failed());
     CountFailed(call_->metrics_, failure.reason, absl::Now() - asked_);
-    call_->Emit(this, std::move(r), true);
+    call_->Emit(this, EventBytes(r), true);
   }
 
   engine::CallerInfo Caller() const override {
@@ -132,13 +131,17 @@ void BatchCall::OnReadDone(bool ok) {
   uint64_t index = 0;
   {
     absl::MutexLock lock(&mu_);
-    // Take the request out before anything can start the next read into it.
-    request = std::move(request_);
+    // Parse the request before anything can start the next read into it.
+    const bool parsed = ok && ParseRequest(request_, &request);
+    request_.Clear();
     reading_ = false;
     if (finished_) {
       ok = false;  // read after the stream ended (a drain): not an item
     } else if (!ok) {
       read_done_ = true;
+    } else if (!parsed) {
+      ok = false;
+      malformed_ = true;  // read no more; end with INVALID_ARGUMENT
     } else {
       index = next_index_++;
       ++outstanding_;  // reserve the item's place in the window
@@ -206,7 +209,7 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
   if (cancelled_) engine_->Cancel(*id);
 }
 
-void BatchCall::Emit(Item* item, DecodeBatchResponse response, bool terminal) {
+void BatchCall::Emit(Item* item, grpc::ByteBuffer bytes, bool terminal) {
   absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
@@ -214,7 +217,7 @@ void BatchCall::Emit(Item* item, DecodeBatchResponse response, bool terminal) {
     if (cancelled_) {
       if (terminal) RetireLocked();  // nobody to tell
     } else {
-      queue_.push_back({std::move(response), terminal});
+      queue_.push_back({std::move(bytes), terminal});
     }
     finish = AdvanceLocked();
   }
@@ -293,14 +296,18 @@ absl::optional<grpc::Status> BatchCall::AdvanceLocked() {
   if (finished_) return absl::nullopt;
   if (!writing_ && !queue_.empty() && !cancelled_) {
     writing_ = true;
-    StartWrite(&queue_.front().response);
+    // With more events queued behind it, a write may wait for them: several
+    // events leave in one send (the last one queued is never held back).
+    grpc::WriteOptions options;
+    if (queue_.size() > 1) options.set_buffer_hint();
+    StartWrite(&queue_.front().bytes, options);
   }
-  if (!reading_ && !read_done_ && !cancelled_ && !refusing_ &&
+  if (!reading_ && !read_done_ && !cancelled_ && !refusing_ && !malformed_ &&
       outstanding_ < window_) {
     reading_ = true;
     StartRead(&request_);
   }
-  const bool no_more_input = read_done_ || cancelled_ || refusing_;
+  const bool no_more_input = read_done_ || cancelled_ || refusing_ || malformed_;
   // A read left pending by an idle client does not hold a draining stream.
   if (!no_more_input || writing_ || (reading_ && !draining_) ||
       outstanding_ != 0 || !queue_.empty()) {
@@ -308,6 +315,11 @@ absl::optional<grpc::Status> BatchCall::AdvanceLocked() {
   }
   finished_ = true;
   if (cancelled_) return grpc::Status::CANCELLED;
+  if (malformed_) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "a message of the stream is not a DecodeBatchRequest; "
+                        "the items before it were answered");
+  }
   if (refusing_ && !read_done_) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                         "the server is shutting down; items after the last "

@@ -40,9 +40,10 @@ struct BatchCounters {
   std::atomic<int64_t> peak_stream_outstanding{0};  // largest of one stream
 };
 
+// Served raw (gRPC ByteBuffers; see server/batch_events.h): requests are
+// parsed here, and a DONE splices in its result's shared bytes.
 class BatchCall final
-    : public grpc::ServerBidiReactor<vin::v1::DecodeBatchRequest,
-                                     vin::v1::DecodeBatchResponse>,
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
       public RegisteredCall {
  public:
   // `metrics` (not owned) may be null. The call adds itself to `registry`
@@ -65,12 +66,12 @@ class BatchCall final
  private:
   class Item;
   struct Pending {
-    vin::v1::DecodeBatchResponse response;
+    grpc::ByteBuffer bytes;
     bool terminal = false;
   };
   void Admit(const vin::v1::DecodeBatchRequest& request, uint64_t index);
   // Queues an item's event; a terminal event also retires the item.
-  void Emit(Item* item, vin::v1::DecodeBatchResponse response, bool terminal);
+  void Emit(Item* item, grpc::ByteBuffer bytes, bool terminal);
   void CancelAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RetireLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::optional<grpc::Status> AdvanceLocked()
@@ -84,7 +85,7 @@ class BatchCall final
   CallRegistry<BatchCall>* const registry_;
   const std::string peer_;  // "ipv4:127.0.0.1:40172", for the log
   absl::Mutex mu_;  // protects everything below
-  vin::v1::DecodeBatchRequest request_;  // the read buffer; one read at a time
+  grpc::ByteBuffer request_;  // the read buffer; one read at a time
   uint64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
@@ -94,6 +95,7 @@ class BatchCall final
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool refusing_ ABSL_GUARDED_BY(mu_) = false;    // engine shutting down
   bool draining_ ABSL_GUARDED_BY(mu_) = false;    // may end with a read pending
+  bool malformed_ ABSL_GUARDED_BY(mu_) = false;   // a request did not parse
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Item*, std::unique_ptr<Item>> items_ ABSL_GUARDED_BY(mu_);
 };

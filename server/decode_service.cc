@@ -71,8 +71,7 @@ grpc::ServerUnaryReactor* DecodeService::Decode(
   return new DecodeCall(engine_, metrics_, context, request, response);
 }
 
-grpc::ServerBidiReactor<vin::v1::DecodeBatchRequest,
-                        vin::v1::DecodeBatchResponse>*
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DecodeService::DecodeBatch(grpc::CallbackServerContext* context) {
   return new BatchCall(engine_, context, batch_window_, &batch_counters_,
                        metrics_, &batch_calls_);

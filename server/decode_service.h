@@ -9,7 +9,12 @@
 
 namespace server {
 
-class DecodeService final : public vin::v1::VinDecoderService::CallbackService {
+// Decode on the callback API; DecodeBatch as a raw callback method (bytes
+// in and out: see server/batch_events.h).
+class DecodeService final
+    : public vin::v1::VinDecoderService::WithRawCallbackMethod_DecodeBatch<
+          vin::v1::VinDecoderService::WithCallbackMethod_Decode<
+              vin::v1::VinDecoderService::Service>> {
  public:
   // `engine` (and `metrics`, which may be null) must outlive every call.
   // `batch_window`: items of one DecodeBatch stream in progress at once.
@@ -20,9 +25,8 @@ class DecodeService final : public vin::v1::VinDecoderService::CallbackService {
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context,
                                    const vin::v1::DecodeRequest* request,
                                    vin::v1::DecodeResponse* response) override;
-  grpc::ServerBidiReactor<vin::v1::DecodeBatchRequest,
-                          vin::v1::DecodeBatchResponse>*
-  DecodeBatch(grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* DecodeBatch(
+      grpc::CallbackServerContext* context) override;
 
   const BatchCounters& batch_counters() const { return batch_counters_; }
 

@@ -11,6 +11,17 @@ void ToProto(absl::Duration in, google::protobuf::Duration* out) {
 }
 
 void ToProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out) {
+  if (in.encoded != nullptr && out->ParseFromString(*in.encoded)) return;
+  BuildProto(in, out);
+}
+
+std::string EncodeResult(const engine::DecodeResult& in) {
+  vin::v1::DecodeResult out;
+  BuildProto(in, &out);
+  return out.SerializeAsString();
+}
+
+void BuildProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out) {
   out->set_vin(in.vin);
   const vpic::Vehicle& v = in.vehicle;
   vin::v1::Vehicle* pv = out->mutable_vehicle();

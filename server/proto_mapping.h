@@ -2,13 +2,19 @@
 #ifndef VIN_SERVER_PROTO_MAPPING_H_
 #define VIN_SERVER_PROTO_MAPPING_H_
 
+#include <string>
+
 #include "engine/engine.h"
 #include "engine/types.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
 
+// From the result's encoded bytes when it has them, else field by field.
 void ToProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out);
+// The wire bytes of a result (the engine's encoder): field by field.
+std::string EncodeResult(const engine::DecodeResult& in);
+void BuildProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out);
 void ToProto(const engine::Queued& in, vin::v1::QueuedEvent* out);
 void ToProto(const engine::Retrying& in, vin::v1::RetryingEvent* out);
 void ToProto(const engine::Failure& in, vin::v1::FailedEvent* out);

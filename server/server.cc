@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "server/proto_mapping.h"
 #include "absl/synchronization/notification.h"
 
 namespace server {
@@ -30,6 +31,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   }
   options.engine.snapshots = s->snapshots_.get();
   options.engine.metrics = s->metrics_.get();
+  options.engine.encoder = EncodeResult;
   auto engine = engine::Engine::Create(options.engine);
   if (!engine.ok()) return engine.status();
   s->engine_ = *std::move(engine);
