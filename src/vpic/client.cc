@@ -54,7 +54,9 @@ struct CurlGlobal {
 }  // namespace
 
 Transport TransportOf(int curl_code) {
-  switch (static_cast<CURLcode>(curl_code)) {
+  // On the int: a code newer than this libcurl's enum is not a valid
+  // CURLcode value.
+  switch (curl_code) {
     case CURLE_OK:
       return Transport::kOk;
     case CURLE_COULDNT_CONNECT:

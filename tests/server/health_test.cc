@@ -1,6 +1,11 @@
 #include <grpcpp/create_channel.h>
 
+#include <grpcpp/server_builder.h>
+
 #include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "server/health_service.h"
 
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
@@ -85,31 +90,53 @@ TEST_F(HealthTest, SnapshotIsNotServingWithoutOne) {
   EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
 }
 
-TEST_F(HealthTest, SnapshotIsServingOnlyWhileItsDataIsYoungEnough) {
+TEST_F(HealthTest, SnapshotHealthFollowsTheDataAge) {
   SKIP_WITHOUT_SNAPSHOT();
-  auto snap = snapshot::testing::SharedSnapshot();
-  ASSERT_NE(snap, nullptr);
-  absl::Time data_time;
-  std::string err;
-  ASSERT_TRUE(absl::ParseTime("%Y-%m-%d", snap->info().date,
-                              absl::UTCTimeZone(), &data_time, &err));
-  const absl::Duration age = absl::Now() - data_time;
-  // Young enough for another second, then stale: a Watch sees the change.
   server::ServerOptions o = Defaults();
   o.snapshot_path = snapshot::testing::SnapshotPath();
-  o.snapshot_max_age = age + absl::Seconds(2);
+  o.snapshot_max_age = absl::Hours(24 * 365 * 100);
   StartServer(o);
   HealthCheckResponse resp;
   ASSERT_TRUE(Check("vin.v1.VinDecoderService.snapshot", &resp).ok());
-  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
-  auto watch = Watch("vin.v1.VinDecoderService.snapshot");
-  EXPECT_EQ(watch->Next(), HealthCheckResponse::SERVING);
-  EXPECT_EQ(watch->Next(), HealthCheckResponse::NOT_SERVING)
-      << "told when the data grows stale";
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING) << "young enough";
+  TearDown();
+  SetUp();
+  o.snapshot_max_age = absl::Hours(24);  // the snapshot is older than a day
+  StartServer(o);
+  ASSERT_TRUE(Check("vin.v1.VinDecoderService.snapshot", &resp).ok());
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING) << "stale";
   ASSERT_TRUE(Check("vin.v1.VinDecoderService", &resp).ok());
   EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING)
       << "the service itself still serves (live decodes)";
-  watch->ctx.TryCancel();
+}
+
+// The health service alone, on a server of its own, with a snapshot date
+// the test sets: a Watch is told when the data grows stale.
+TEST(HealthServiceTest, AWatchIsToldWhenTheSnapshotGrowsStale) {
+  server::HealthService health(absl::Seconds(2));
+  health.SetSnapshot(absl::Now() - absl::Seconds(1));  // stale in ~1 s
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(&health);
+  auto grpc_server = builder.BuildAndStart();
+  auto stub = Health::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  HealthCheckRequest req;
+  req.set_service("vin.v1.VinDecoderService.snapshot");
+  auto watch = stub->Watch(&ctx, req);
+  HealthCheckResponse resp;
+  ASSERT_TRUE(watch->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  ASSERT_TRUE(watch->Read(&resp)) << "told when the data grows stale";
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  health.SetSnapshot(absl::Now());  // a reload of fresh data
+  ASSERT_TRUE(watch->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  ctx.TryCancel();
+  grpc_server->Shutdown();
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ TEST_F(ClientTest, RedirectsAreFollowedOnlyToHttp) {
 
 TEST(TransportOf, EveryCurlCodeIsClassifiedOnPurpose) {
   struct Case {
-    CURLcode code;
+    int code;
     Transport want;
   } cases[] = {
       {CURLE_OK, Transport::kOk},
@@ -190,10 +190,10 @@ TEST(TransportOf, EveryCurlCodeIsClassifiedOnPurpose) {
       {CURLE_OUT_OF_MEMORY, Transport::kOther},
       {CURLE_WRITE_ERROR, Transport::kOther},
       {CURLE_TFTP_NOTFOUND, Transport::kOther},
-      {static_cast<CURLcode>(9999), Transport::kOther},
+      {9999, Transport::kOther},  // newer than this libcurl
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(TransportOf(c.code), c.want) << curl_easy_strerror(c.code);
+    EXPECT_EQ(TransportOf(c.code), c.want) << "CURLcode " << c.code;
   }
   // kOther is retried; only kFatal is final.
   HttpResult other;
