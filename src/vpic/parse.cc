@@ -1,6 +1,7 @@
 #include "vpic/parse.h"
 
 #include <exception>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,31 +38,10 @@ std::string Excerpt(absl::string_view body) {
   return out;
 }
 
+
 absl::Status NotVpic(absl::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat("vPIC answer is not DecodeVinValues JSON: ", what));
-}
-
-// The text of a scalar vPIC value, trimmed; "" for null. Returns false for
-// arrays, objects and binary values, which vPIC never sends.
-bool ScalarText(const Json& value, std::string* out) {
-  switch (value.type()) {
-    case Json::value_t::null:
-      out->clear();
-      return true;
-    case Json::value_t::string:
-      *out = std::string(
-          absl::StripAsciiWhitespace(value.get_ref<const std::string&>()));
-      return true;
-    case Json::value_t::boolean:
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_float:
-      *out = value.dump();
-      return true;
-    default:
-      return false;
-  }
 }
 
 // Splits "N - text" into its code and text. Returns false when `item` does
@@ -124,53 +104,180 @@ absl::Status NotVpicBatch(absl::string_view what) {
       absl::StrCat("vPIC answer is not DecodeVINValuesBatch JSON: ", what));
 }
 
-// The `Results` array of a vPIC answer, or why the body is not vPIC JSON.
-// `doc` keeps the parsed body alive.
-absl::StatusOr<const Json*> Results(absl::string_view body, Json* doc,
-                                    absl::Status (*not_vpic)(absl::string_view)) {
+// A vPIC answer read in one pass, without building a document: the types
+// of the top level and of its "Results", and the scalar variables of the
+// first `max_results` results, in order. Never stops early, so that an
+// answer that is not valid JSON is reported as such whatever its shape.
+// Keeps no stack: nesting is counted, so any depth is safe.
+class AnswerSax {
+ public:
+  struct Result {
+    const char* type = "";  // the JSON type of the result
+    std::vector<std::pair<std::string, std::string>> variables;
+    std::string bad_name;          // the first variable that is no scalar,
+    const char* bad_type = nullptr;  // and its type
+  };
+
+  explicit AnswerSax(size_t max_results) : max_results_(max_results) {}
+
+  const char* top_type = nullptr;
+  bool has_results = false;
+  const char* results_type = nullptr;
+  size_t results_count = 0;
+  std::vector<Result> results;
+
+  // nlohmann's SAX interface.
+  bool null() { return Scalar("null", std::string()); }
+  bool boolean(bool v) { return Scalar("boolean", v ? "true" : "false"); }
+  bool number_integer(Json::number_integer_t v) {
+    return Scalar("number", absl::StrCat(v));
+  }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    return Scalar("number", absl::StrCat(v));
+  }
+  bool number_float(Json::number_float_t, const std::string& text) {
+    return Scalar("number", text);
+  }
+  bool string(std::string& v) {
+    return Scalar("string", std::string(absl::StripAsciiWhitespace(v)));
+  }
+  bool binary(Json::binary_t&) { return Scalar("binary", std::string()); }
+  bool start_object(size_t) { return Open("object"); }
+  bool start_array(size_t) { return Open("array"); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool key(std::string& k) {
+    if (depth_ == 1) {
+      next_is_results_ = k == "Results";
+    } else if (depth_ == 3 && current_ != nullptr) {
+      key_ = std::move(k);
+    }
+    return true;
+  }
+  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+
+ private:
+  // Where a value that starts now stands.
+  enum class Slot { kTop, kResults, kResult, kVariable, kOther };
+  Slot SlotOfValue() const {
+    if (depth_ == 0) return Slot::kTop;
+    if (depth_ == 1 && next_is_results_) return Slot::kResults;
+    if (depth_ == 2 && in_results_) return Slot::kResult;
+    if (depth_ == 3 && current_ != nullptr) return Slot::kVariable;
+    return Slot::kOther;
+  }
+  bool Scalar(const char* type, std::string text) {
+    switch (SlotOfValue()) {
+      case Slot::kTop:
+        top_type = type;
+        break;
+      case Slot::kResults:
+        has_results = true;
+        results_type = type;
+        next_is_results_ = false;
+        break;
+      case Slot::kResult:
+        if (results_count++ < max_results_) results.push_back({type});
+        break;
+      case Slot::kVariable:
+        current_->variables.emplace_back(std::move(key_), std::move(text));
+        break;
+      case Slot::kOther:
+        break;
+    }
+    return true;
+  }
+  bool Open(const char* type) {
+    switch (SlotOfValue()) {
+      case Slot::kTop:
+        top_type = type;
+        break;
+      case Slot::kResults:
+        has_results = true;
+        results_type = type;
+        next_is_results_ = false;
+        in_results_ = type[0] == 'a';
+        break;
+      case Slot::kResult:
+        if (results_count++ < max_results_) {
+          results.push_back({type});
+          if (type[0] == 'o') current_ = &results.back();
+        }
+        break;
+      case Slot::kVariable:
+        if (current_->bad_type == nullptr) {
+          current_->bad_name = key_;
+          current_->bad_type = type;
+        }
+        break;
+      case Slot::kOther:
+        break;
+    }
+    ++depth_;
+    return true;
+  }
+  bool Close() {
+    --depth_;
+    if (depth_ == 2) current_ = nullptr;        // a result ended
+    if (depth_ == 1) in_results_ = false;       // "Results" ended
+    return true;
+  }
+
+  const size_t max_results_;
+  size_t depth_ = 0;
+  bool next_is_results_ = false;
+  bool in_results_ = false;
+  Result* current_ = nullptr;  // the result object being read
+  std::string key_;
+};
+
+// Reads `body`; an error when it is not vPIC JSON with a non-empty Results.
+absl::Status ReadAnswer(absl::string_view body, AnswerSax* sax,
+                        absl::Status (*not_vpic)(absl::string_view)) {
   if (absl::StripAsciiWhitespace(body).empty()) {
     return not_vpic("the body is empty");
   }
-  *doc = Json::parse(body.data(), body.data() + body.size(), nullptr, false);
-  if (doc->is_discarded()) {
+  if (!Json::sax_parse(body.data(), body.data() + body.size(), sax)) {
     return not_vpic(absl::StrCat("the body is not valid JSON (it starts with \"",
                                  Excerpt(body), "\")"));
   }
-  if (!doc->is_object()) {
-    return not_vpic(absl::StrCat("the top level is a JSON ", doc->type_name(),
+  if (std::string(sax->top_type) != "object") {
+    return not_vpic(absl::StrCat("the top level is a JSON ", sax->top_type,
                                  ", not an object"));
   }
-  auto results = doc->find("Results");
-  if (results == doc->end()) return not_vpic("it has no \"Results\" field");
-  if (!results->is_array()) {
-    return not_vpic(absl::StrCat("\"Results\" is a JSON ",
-                                 results->type_name(), ", not an array"));
+  if (!sax->has_results) return not_vpic("it has no \"Results\" field");
+  if (std::string(sax->results_type) != "array") {
+    return not_vpic(absl::StrCat("\"Results\" is a JSON ", sax->results_type,
+                                 ", not an array"));
   }
-  if (results->empty()) return not_vpic("\"Results\" is empty");
-  return &*results;
+  if (sax->results_count == 0) return not_vpic("\"Results\" is empty");
+  return absl::OkStatus();
 }
 
-// One result object (the variables of one VIN) as a vehicle and notes.
-absl::StatusOr<Decoded> ParseResult(const Json& result, absl::string_view which,
-                                    absl::Status (*not_vpic)(absl::string_view)) {
-  if (!result.is_object()) {
-    return not_vpic(absl::StrCat(which, " is a JSON ", result.type_name(),
+// One result (the variables of one VIN) as a vehicle and notes.
+absl::StatusOr<Decoded> ToDecoded(AnswerSax::Result& result,
+                                  absl::string_view which,
+                                  absl::Status (*not_vpic)(absl::string_view)) {
+  if (std::string(result.type) != "object") {
+    return not_vpic(absl::StrCat(which, " is a JSON ", result.type,
                                  ", not an object"));
+  }
+  if (result.bad_type != nullptr) {
+    return not_vpic(absl::StrCat("variable \"", result.bad_name,
+                                 "\" is a JSON ", result.bad_type,
+                                 ", not a string or null"));
   }
   Decoded decoded;
   std::string error_code, error_text;
-  for (const auto& [name, value] : result.items()) {
-    std::string text;
-    if (!ScalarText(value, &text)) {
-      return not_vpic(absl::StrCat("variable \"", name, "\" is a JSON ",
-                                   value.type_name(), ", not a string or null"));
-    }
+  for (auto& [name, text] : result.variables) {
     if (name == kErrorCode) {
       error_code = std::move(text);
     } else if (name == kErrorText) {
       error_text = std::move(text);
     } else if (!text.empty()) {
-      decoded.vehicle.attributes[name] = std::move(text);
+      decoded.vehicle.attributes[std::move(name)] = std::move(text);
     }
   }
   FillTypedFields(&decoded.vehicle);
@@ -179,31 +286,27 @@ absl::StatusOr<Decoded> ParseResult(const Json& result, absl::string_view which,
 }
 
 absl::StatusOr<Decoded> Parse(absl::string_view body) {
-  Json doc;
-  auto results = Results(body, &doc, NotVpic);
-  if (!results.ok()) return results.status();
-  return ParseResult((*results)->front(), "the first result", NotVpic);
+  AnswerSax sax(1);
+  if (absl::Status s = ReadAnswer(body, &sax, NotVpic); !s.ok()) return s;
+  return ToDecoded(sax.results.front(), "the first result", NotVpic);
 }
 
 absl::StatusOr<std::vector<BatchResult>> ParseBatch(absl::string_view body) {
-  Json doc;
-  auto results = Results(body, &doc, NotVpicBatch);
-  if (!results.ok()) return results.status();
+  AnswerSax sax(std::numeric_limits<size_t>::max());
+  if (absl::Status s = ReadAnswer(body, &sax, NotVpicBatch); !s.ok()) return s;
   std::vector<BatchResult> out;
-  out.reserve((*results)->size());
+  out.reserve(sax.results.size());
   size_t index = 0;
-  for (const Json& result : **results) {
+  for (AnswerSax::Result& result : sax.results) {
     const std::string which = absl::StrCat("result ", index++);
     BatchResult r;
-    if (result.is_object()) {
-      auto vin = result.find("VIN");
-      if (vin != result.end()) ScalarText(*vin, &r.vin);
-      absl::AsciiStrToUpper(&r.vin);
+    for (const auto& [name, text] : result.variables) {
+      if (name == "VIN") r.vin = absl::AsciiStrToUpper(text);
     }
     // A result without a VIN cannot be matched to a request: it is dropped,
     // and the VIN it was for counts as missing from the answer.
     if (r.vin.empty()) continue;
-    r.decoded = ParseResult(result, which, NotVpicBatch);
+    r.decoded = ToDecoded(result, which, NotVpicBatch);
     out.push_back(std::move(r));
   }
   return out;
