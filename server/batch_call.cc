@@ -188,16 +188,13 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
                 request.check_digit_policy(), request.source_preference());
   r.timeout = TimeoutOf(deadline_);
   r.stagger = true;
-  auto id = engine_->Submit(r, item);
-  if (!id.ok()) {
-    const engine::FailureReason reason = FailureReasonOf(id.status());
-    if (reason == engine::FailureReason::kShuttingDown) {
+  const engine::Admission admitted = engine_->Submit(r, item);
+  if (!admitted.ok()) {
+    if (admitted.failure().reason == engine::FailureReason::kShuttingDown) {
       absl::MutexLock lock(&mu_);
       refusing_ = true;  // read no more items
     }
-    item->OnFailed({reason, std::string(id.status().message()),
-                    reason == engine::FailureReason::kShuttingDown ||
-                        reason == engine::FailureReason::kOverloaded});
+    item->OnFailed(admitted.failure());
     return;
   }
   absl::MutexLock lock(&mu_);
@@ -205,8 +202,8 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
   // this thread creates items, so its address cannot have been reused.
   auto it = items_.find(item);
   if (it == items_.end()) return;
-  item->waiter = *id;
-  if (cancelled_) engine_->Cancel(*id);
+  item->waiter = admitted.id();
+  if (cancelled_) engine_->Cancel(admitted.id());
 }
 
 void BatchCall::Emit(Item* item, grpc::ByteBuffer bytes, bool terminal) {

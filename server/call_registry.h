@@ -33,6 +33,10 @@ class RegisteredCall {
 template <typename Call>
 class CallRegistry {
  public:
+  CallRegistry() = default;
+  // The last calls left (OnDone, on gRPC's threads) before gRPC's shutdown
+  // returned; taking the lock orders their writes before the set is freed.
+  ~CallRegistry() { absl::MutexLock lock(&mu_); }
   void Add(Call* call) {
     absl::MutexLock lock(&mu_);
     calls_.insert(call);

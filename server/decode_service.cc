@@ -27,14 +27,12 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
         FromProto(request->vin(), request->model_year(),
                   request->check_digit_policy(), request->source_preference());
     r.timeout = TimeoutOf(DeadlineOf(context));
-    auto id = engine_->Submit(r, this);
-    if (!id.ok()) {
-      CountFailed(metrics_, FailureReasonOf(id.status()),
-                  absl::Now() - asked_);
-      Finish(ToGrpcStatus(id.status()));
+    const engine::Admission admitted = engine_->Submit(r, this);
+    if (!admitted.ok()) {
+      OnFailed(admitted.failure());
       return;
     }
-    waiter_ = *id;
+    waiter_ = admitted.id();
   }
 
   void OnQueued(const engine::Queued&) override {}

@@ -1,6 +1,5 @@
 #include "server/proto_mapping.h"
 
-#include "server/status_mapping.h"
 
 namespace server {
 
@@ -92,6 +91,31 @@ void ToProto(const engine::Failure& in, vin::v1::FailedEvent* out) {
   if (in.retry_delay > absl::ZeroDuration()) {
     ToProto(in.retry_delay, out->mutable_retry_delay());
   }
+}
+
+vin::v1::FailureReason ToProto(engine::FailureReason reason) {
+  using R = engine::FailureReason;
+  switch (reason) {
+    case R::kInvalidVin:
+      return vin::v1::FAILURE_REASON_INVALID_VIN;
+    case R::kUpstreamUnavailable:
+      return vin::v1::FAILURE_REASON_UPSTREAM_UNAVAILABLE;
+    case R::kUpstreamRejected:
+      return vin::v1::FAILURE_REASON_UPSTREAM_REJECTED;
+    case R::kCancelled:
+      return vin::v1::FAILURE_REASON_CANCELLED;
+    case R::kShuttingDown:
+      return vin::v1::FAILURE_REASON_SHUTTING_DOWN;
+    case R::kOverloaded:
+      return vin::v1::FAILURE_REASON_OVERLOADED;
+    case R::kDeadlineExceeded:
+      return vin::v1::FAILURE_REASON_DEADLINE_EXCEEDED;
+    case R::kNoSnapshot:
+      return vin::v1::FAILURE_REASON_NO_SNAPSHOT;
+    case R::kInvalidRequest:
+      return vin::v1::FAILURE_REASON_INVALID_REQUEST;
+  }
+  return vin::v1::FAILURE_REASON_UNSPECIFIED;
 }
 
 engine::SourcePreference FromProto(vin::v1::SourcePreference source) {

@@ -20,6 +20,7 @@ void ToProto(const engine::Retrying& in, vin::v1::RetryingEvent* out);
 void ToProto(const engine::Failure& in, vin::v1::FailedEvent* out);
 void ToProto(const vpic::UpstreamError& in, vin::v1::UpstreamError* out);
 void ToProto(absl::Duration in, google::protobuf::Duration* out);
+vin::v1::FailureReason ToProto(engine::FailureReason reason);
 
 // The engine request for the wire fields; deadline and stagger are the
 // caller's to set.

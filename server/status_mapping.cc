@@ -48,47 +48,4 @@ grpc::Status ToGrpcStatus(const engine::Failure& failure) {
   return grpc::Status(code, failure.message, details.SerializeAsString());
 }
 
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
-}
-
-engine::FailureReason FailureReasonOf(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kInvalidArgument:
-      return engine::FailureReason::kInvalidVin;
-    case absl::StatusCode::kResourceExhausted:
-      return engine::FailureReason::kOverloaded;
-    case absl::StatusCode::kFailedPrecondition:
-      return engine::FailureReason::kNoSnapshot;
-    default:
-      return engine::FailureReason::kShuttingDown;
-  }
-}
-
-vin::v1::FailureReason ToProto(engine::FailureReason reason) {
-  using R = engine::FailureReason;
-  switch (reason) {
-    case R::kInvalidVin:
-      return vin::v1::FAILURE_REASON_INVALID_VIN;
-    case R::kUpstreamUnavailable:
-      return vin::v1::FAILURE_REASON_UPSTREAM_UNAVAILABLE;
-    case R::kUpstreamRejected:
-      return vin::v1::FAILURE_REASON_UPSTREAM_REJECTED;
-    case R::kCancelled:
-      return vin::v1::FAILURE_REASON_CANCELLED;
-    case R::kShuttingDown:
-      return vin::v1::FAILURE_REASON_SHUTTING_DOWN;
-    case R::kOverloaded:
-      return vin::v1::FAILURE_REASON_OVERLOADED;
-    case R::kDeadlineExceeded:
-      return vin::v1::FAILURE_REASON_DEADLINE_EXCEEDED;
-    case R::kNoSnapshot:
-      return vin::v1::FAILURE_REASON_NO_SNAPSHOT;
-    case R::kInvalidRequest:
-      return vin::v1::FAILURE_REASON_INVALID_REQUEST;
-  }
-  return vin::v1::FAILURE_REASON_UNSPECIFIED;
-}
-
 }  // namespace server

@@ -14,12 +14,7 @@ namespace server {
 // google.rpc.RetryInfo when a delay is suggested), FAILED_PRECONDITION,
 // CANCELLED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED.
 grpc::Status ToGrpcStatus(const engine::Failure& failure);
-// An error returned by the engine before a decode starts (validation,
-// overload, shutdown): same code, same message.
-grpc::Status ToGrpcStatus(const absl::Status& status);
-// The failure reason an item gets in a batch stream for a Submit error.
-engine::FailureReason FailureReasonOf(const absl::Status& status);
-vin::v1::FailureReason ToProto(engine::FailureReason reason);
+
 
 }  // namespace server
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/source_policy.h"
 #include "vpic/client.h"
 
 namespace engine {
@@ -86,26 +87,35 @@ Engine::~Engine() {
 
 // ---- Thread-safe entry points ----
 
-absl::StatusOr<Engine::WaiterId> Engine::Submit(const DecodeRequest& request,
-                                                DecodeListener* listener) {
+Admission Engine::Submit(const DecodeRequest& request,
+                         DecodeListener* listener) {
   auto valid = vin::Validate(request.vin, request.check_digit_policy);
-  if (!valid.ok()) return valid.status();
+  if (!valid.ok()) {
+    return Admission::Refused({FailureReason::kInvalidVin,
+                               std::string(valid.status().message()), false});
+  }
   if (request.model_year != 0 &&
       (request.model_year < 1980 || request.model_year > 2100)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model_year must be 0 (no hint) or between 1980 and 2100, got ",
-        request.model_year));
+    return Admission::Refused(
+        {FailureReason::kInvalidRequest,
+         absl::StrCat("model_year must be 0 (no hint) or between 1980 and "
+                      "2100, got ",
+                      request.model_year),
+         false});
   }
   const SourcePreference source = Resolve(request.source_preference);
   if (source == SourcePreference::kSnapshotOnly &&
       (options_.snapshots == nullptr ||
        options_.snapshots->Current() == nullptr)) {
-    return absl::FailedPreconditionError(
-        "no offline vPIC snapshot is loaded on this server; ask for "
-        "SOURCE_PREFERENCE_LIVE_ONLY, or start it with --snapshot_path");
+    return Admission::Refused(
+        {FailureReason::kNoSnapshot,
+         "no offline vPIC snapshot is loaded on this server; ask for "
+         "SOURCE_PREFERENCE_LIVE_ONLY, or start it with --snapshot_path",
+         false});
   }
   if (shutting_down_.load()) {
-    return absl::UnavailableError("the server is shutting down");
+    return Admission::Refused(
+        {FailureReason::kShuttingDown, "the server is shutting down", true});
   }
   const coalesce::FlightKey key{valid->vin, request.model_year};
   const WaiterId id = next_waiter_.fetch_add(1);
@@ -116,14 +126,16 @@ absl::StatusOr<Engine::WaiterId> Engine::Submit(const DecodeRequest& request,
       metrics_->cache_hits.Add();
       listener->OnQueued({});
       listener->OnDone(std::move(cached));
-      return id;
+      return Admission::Admitted(id);
     }
   }
   if (admitted_.fetch_add(1) >= options_.max_waiters) {
     admitted_.fetch_sub(1);
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the server has ", options_.max_waiters,
-        " decodes in progress; try again shortly"));
+    return Admission::Refused(
+        {FailureReason::kOverloaded,
+         absl::StrCat("the server has ", options_.max_waiters,
+                      " decodes in progress; try again shortly"),
+         true});
   }
   std::vector<vpic::Note> warnings;
   for (auto& w : valid->warnings) {
@@ -137,18 +149,13 @@ absl::StatusOr<Engine::WaiterId> Engine::Submit(const DecodeRequest& request,
         stagger = request.stagger] {
     OnSubmit(id, key, warnings, waiter, stagger);
   });
-  return id;
+  return Admission::Admitted(id);
 }
 
 SourcePreference Engine::Resolve(SourcePreference requested) const {
-  if (requested != SourcePreference::kUnspecified) return requested;
-  if (options_.default_source != SourcePreference::kUnspecified) {
-    return options_.default_source;
-  }
   const bool loaded = options_.snapshots != nullptr &&
                       options_.snapshots->Current() != nullptr;
-  return loaded ? SourcePreference::kLiveThenSnapshot
-                : SourcePreference::kLiveOnly;
+  return ResolveSource(requested, options_.default_source, loaded);
 }
 
 void Engine::Cancel(WaiterId id) {

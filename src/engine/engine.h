@@ -127,16 +127,16 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Validates `request` and starts or joins its decode. Errors, on which the
-  // listener is never called: INVALID_ARGUMENT (the message names the rule
-  // broken), UNAVAILABLE (shutting down), RESOURCE_EXHAUSTED (overloaded),
-  // FAILED_PRECONDITION (SNAPSHOT_ONLY without a snapshot loaded).
+  // Validates `request` and starts or joins its decode. A refusal, on which
+  // the listener is never called, is a Failure: INVALID_VIN (the message
+  // names the rule broken), INVALID_REQUEST (a model-year hint out of
+  // range), SHUTTING_DOWN and OVERLOADED (retryable), NO_SNAPSHOT
+  // (SNAPSHOT_ONLY without a snapshot loaded).
   // Otherwise `listener` receives the waiter's events and must stay valid
   // until its OnDone/OnFailed. They come from the engine's loop thread, or,
   // for a cache hit, from the caller's thread inside Submit (QUEUED, then
   // DONE, before Submit returns).
-  absl::StatusOr<WaiterId> Submit(const DecodeRequest& request,
-                                  DecodeListener* listener);
+  Admission Submit(const DecodeRequest& request, DecodeListener* listener);
   // The waiter leaves its flight and gets OnFailed(CANCELLED), unless it has
   // already had its terminal event. A flight left without waiters is
   // cancelled: no further upstream request is made for it.
@@ -207,6 +207,8 @@ class Engine {
   // Removes one waiter from its flight with `failure` (attempts and the
   // last upstream error are filled in from the flight when unset).
   void RemoveWaiter(WaiterId id, Failure failure);
+  // Deadlines (deadlines.cc): the waiter leaves at `leave_at`.
+  void WatchDeadline(WaiterId id, Waiter* w, absl::Time leave_at);
   // The failure of a waiter whose deadline falls before the flight's next
   // retry wake-up / its turn at the upstream gate, carrying that delay.
   Failure RetryWaitFailure(const Flight& f, absl::Time now) const;
@@ -216,14 +218,14 @@ class Engine {
   void FailFlight(Flight* f, Failure failure);
   void AbandonIfEmpty(Flight* f);
   void StopFlightWork(Flight* f);
-  // Fails the waiter, or answers it from the snapshot when it allows that
-  // and the live path failed for good.
-  void DeliverFailure(Waiter& w, const Failure& failure,
-                      const coalesce::FlightKey& key,
-                      const std::vector<vpic::Note>& warnings);
-  // A snapshot answer, or nullptr when no snapshot is loaded or it cannot
-  // decode the VIN.
-  std::shared_ptr<const DecodeResult> SnapshotAnswer(
+  // Answers a waiter whose live decode failed: from the snapshot when its
+  // source preference allows that (source_policy.h), else with `failure`.
+  void AnswerAfterFailure(Waiter& w, const Failure& failure,
+                          const coalesce::FlightKey& key,
+                          const std::vector<vpic::Note>& warnings);
+  // The loaded snapshot's answer, or nullptr when none is loaded or it
+  // cannot decode the VIN.
+  std::shared_ptr<const DecodeResult> SnapshotAnswerFor(
       const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
       int attempts, const std::string& live_failure);
   void Release(Waiter& w);

@@ -1,7 +1,10 @@
-// The flight lifecycle of Engine, on its loop thread: joining and leaving
-// flights, completion, and answering each waiter (including the snapshot
-// fallback). Attempts through the upstream gate are in attempts.cc; the
-// thread-safe entry points and the loop in engine.cc.
+// The flight lifecycle of Engine, on its loop thread: joining a flight,
+// leaving it, its completion or failure, and the answer of each waiter.
+// The rules it follows each live in a file of their own: attempts through
+// the upstream gate in attempts.cc (with retry_policy and src/upstream/),
+// deadlines in deadlines.cc, the source preference and the snapshot
+// fallback in source_policy; the thread-safe entry points and the loop in
+// engine.cc.
 #include <algorithm>
 #include <utility>
 
@@ -9,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "engine/engine.h"
 #include "engine/retry_policy.h"
+#include "engine/source_policy.h"
 
 namespace engine {
 namespace {
@@ -26,16 +30,16 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   if (loop_shutting_down_) {
     Failure f{FailureReason::kShuttingDown,
               "the server is shutting down; try again later", true};
-    DeliverFailure(waiter, f, key, warnings);
+    AnswerAfterFailure(waiter, f, key, warnings);
     return;
   }
   if (waiter.source == SourcePreference::kSnapshotOnly) {
     waiter.listener->OnQueued({});
-    if (auto answer = SnapshotAnswer(key, warnings, 0, "")) {
+    if (auto answer = SnapshotAnswerFor(key, warnings, 0, "")) {
       waiter.listener->OnDone(std::move(answer));
       Release(waiter);
     } else {
-      DeliverFailure(waiter,
+      AnswerAfterFailure(waiter,
                      {FailureReason::kNoSnapshot,
                       "the offline vPIC snapshot could not decode this VIN",
                       false},
@@ -52,7 +56,7 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   }
   metrics_->cache_misses.Add();
   if (waiter.deadline <= now) {
-    DeliverFailure(waiter,
+    AnswerAfterFailure(waiter,
                    {FailureReason::kDeadlineExceeded,
                     "the deadline passed before the decode started", true},
                    key, warnings);
@@ -60,13 +64,8 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   }
   DecodeListener* listener = waiter.listener;
   const absl::Time deadline = waiter.deadline;
-  // A waiter that may fall back to the snapshot leaves the live path a
-  // little before its deadline, so that the snapshot answer arrives in time.
-  absl::Time leave_at = deadline;
-  if (waiter.source == SourcePreference::kLiveThenSnapshot &&
-      deadline != absl::InfiniteFuture()) {
-    leave_at = std::max(now, deadline - options_.snapshot_fallback_margin);
-  }
+  const absl::Time leave_at = LeaveLivePathAt(
+      waiter.source, deadline, now, options_.snapshot_fallback_margin);
   auto [f, created] = table_.Join(key, id, waiter);
   Waiter& w = f->waiters.at(id);
   if (!created) metrics_->coalesced_waiters.Add();
@@ -112,22 +111,7 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     RemoveWaiter(id, GateWaitFailure(*f, start, now));
     return;
   }
-  w.deadline = leave_at;
-  if (leave_at != absl::InfiniteFuture()) {
-    w.deadline_timer = scheduler_.ScheduleAt(leave_at, [this, id] {
-      Flight* g = table_.FlightOf(id);
-      if (g == nullptr) return;
-      const absl::Time at = clock_->Now();
-      if (g->state.ticket != 0) {
-        RemoveWaiter(id, GateWaitFailure(
-                             *g, gate_.EstimatedStart(g->state.ticket, at), at));
-      } else {
-        RemoveWaiter(id, {FailureReason::kDeadlineExceeded,
-                          "the deadline passed while vPIC was being asked",
-                          true});
-      }
-    });
-  }
+  WatchDeadline(id, &w, leave_at);
   if (!created) return;
   if (stagger_delay > absl::ZeroDuration()) {
     const uint64_t fid = f->id;
@@ -142,40 +126,6 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   }
 }
 
-Failure Engine::RetryWaitFailure(const Flight& f, absl::Time now) const {
-  Failure failure{FailureReason::kUpstreamUnavailable, "", true,
-                  f.state.attempts};
-  failure.retry_delay = f.state.retry_at - now;
-  failure.last_error = f.state.last_retrying->error;
-  failure.message = absl::StrCat(
-      "vPIC is failing (", DescribeUpstreamError(*failure.last_error),
-      "); its next attempt, in ", absl::FormatDuration(failure.retry_delay),
-      ", falls after this call's deadline");
-  return failure;
-}
-
-Failure Engine::GateWaitFailure(const Flight& f, absl::Time start,
-                                absl::Time now) const {
-  Failure failure{FailureReason::kUpstreamUnavailable, "", true,
-                  f.state.attempts};
-  failure.retry_delay = std::max(absl::ZeroDuration(), start - now);
-  const double rate = budget_->EffectiveRatePerMinute();
-  const std::string why =
-      budget_->PausedUntil() > now
-          ? absl::StrCat("vPIC asked this server to pause (HTTP 429) for ",
-                         absl::FormatDuration(budget_->PausedUntil() - now))
-          : rate > 0 ? absl::StrFormat("this server sends vPIC at most %.0f "
-                                       "requests per minute (--upstream_rate)",
-                                       rate)
-                     : std::string("upstream requests are at their "
-                                   "concurrency limit");
-  failure.message = absl::StrCat(
-      "waiting for its turn to ask vPIC: ", why, "; its request would start in ",
-      absl::FormatDuration(failure.retry_delay),
-      ", after this call's deadline");
-  return failure;
-}
-
 void Engine::RemoveWaiter(WaiterId id, Failure failure) {
   Waiter w;
   Flight* f = table_.Leave(id, &w);
@@ -184,7 +134,7 @@ void Engine::RemoveWaiter(WaiterId id, Failure failure) {
   if (!failure.last_error && f->state.last_retrying) {
     failure.last_error = f->state.last_retrying->error;
   }
-  DeliverFailure(w, failure, f->key, f->state.warnings);
+  AnswerAfterFailure(w, failure, f->key, f->state.warnings);
   AbandonIfEmpty(f);
 }
 
@@ -233,7 +183,7 @@ void Engine::FailFlight(Flight* f, Failure failure) {
   const coalesce::FlightKey key = f->key;
   const std::vector<vpic::Note> warnings = f->state.warnings;
   auto waiters = table_.Erase(f);
-  for (auto& [id, w] : waiters) DeliverFailure(w, failure, key, warnings);
+  for (auto& [id, w] : waiters) AnswerAfterFailure(w, failure, key, warnings);
 }
 
 void Engine::FailWaitingFlights(const Failure& failure) {
@@ -263,16 +213,12 @@ void Engine::FailEverything(const Failure& failure) {
   }
 }
 
-void Engine::DeliverFailure(Waiter& w, const Failure& failure,
-                            const coalesce::FlightKey& key,
-                            const std::vector<vpic::Note>& warnings) {
-  const bool live_failed_for_good =
-      failure.reason == FailureReason::kUpstreamUnavailable ||
-      failure.reason == FailureReason::kUpstreamRejected ||
-      failure.reason == FailureReason::kDeadlineExceeded;
-  if (w.source == SourcePreference::kLiveThenSnapshot && live_failed_for_good) {
+void Engine::AnswerAfterFailure(Waiter& w, const Failure& failure,
+                                const coalesce::FlightKey& key,
+                                const std::vector<vpic::Note>& warnings) {
+  if (SnapshotAnswersAfter(w.source, failure.reason)) {
     if (auto answer =
-            SnapshotAnswer(key, warnings, failure.attempts, failure.message)) {
+            SnapshotAnswerFor(key, warnings, failure.attempts, failure.message)) {
       w.listener->OnDone(std::move(answer));
       Release(w);
       return;
@@ -282,37 +228,15 @@ void Engine::DeliverFailure(Waiter& w, const Failure& failure,
   Release(w);
 }
 
-std::shared_ptr<const DecodeResult> Engine::SnapshotAnswer(
+std::shared_ptr<const DecodeResult> Engine::SnapshotAnswerFor(
     const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
     int attempts, const std::string& live_failure) {
   if (options_.snapshots == nullptr) return nullptr;
   std::shared_ptr<const snapshot::Snapshot> snap =
       options_.snapshots->Current();
   if (snap == nullptr) return nullptr;
-  const absl::Time now = clock_->WallNow();
-  const int reference_year =
-      static_cast<int>(absl::ToCivilYear(now, absl::UTCTimeZone()).year());
-  auto decoded = snap->Decode(key.vin, key.model_year, reference_year);
-  if (!decoded.ok()) return nullptr;
-  auto result = std::make_shared<DecodeResult>();
-  result->vin = key.vin;
-  result->vehicle = std::move(decoded->vehicle);
-  result->source = Source::kSnapshot;
-  result->attempts = attempts;
-  result->notes = warnings;
-  for (auto& n : decoded->notes) result->notes.push_back(std::move(n));
-  if (!live_failure.empty()) {
-    result->notes.push_back(
-        {"live_failure",
-         absl::StrCat("answered from the offline snapshot because the live "
-                      "decode failed: ",
-                      live_failure)});
-  }
-  result->decode_time = now;
-  if (options_.encoder) {
-    result->encoded = std::make_shared<const std::string>(options_.encoder(*result));
-  }
-  return result;
+  return SnapshotAnswer(*snap, key, warnings, attempts, live_failure,
+                        clock_->WallNow(), options_.encoder);
 }
 
 // The waiter has had its terminal event.

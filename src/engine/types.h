@@ -69,6 +69,25 @@ struct Queued {
   absl::Duration estimated_wait = absl::ZeroDuration();
 };
 
+// What Engine::Submit answers: the waiter admitted (its id), or the
+// failure the request gets at once, the same failure type as any other.
+class Admission {
+ public:
+  static Admission Admitted(uint64_t id) { return Admission(id, {}); }
+  static Admission Refused(Failure failure) {
+    return Admission(0, std::move(failure));
+  }
+  bool ok() const { return !refused_.has_value(); }
+  uint64_t id() const { return id_; }  // 0 when refused
+  const Failure& failure() const { return *refused_; }  // !ok() only
+
+ private:
+  Admission(uint64_t id, absl::optional<Failure> refused)
+      : id_(id), refused_(std::move(refused)) {}
+  uint64_t id_;
+  absl::optional<Failure> refused_;
+};
+
 // A flight's attempt failed and another is scheduled.
 struct Retrying {
   int attempt = 0;  // the attempt that failed, 1-based

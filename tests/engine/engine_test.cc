@@ -54,9 +54,9 @@ class EngineTest : public testing::Test {
     DecodeRequest r;
     r.vin = vin;
     if (deadline != absl::InfiniteFuture()) r.timeout = deadline - absl::Now();
-    auto id = engine_->Submit(r, l);
-    EXPECT_TRUE(id.ok()) << id.status();
-    return id.value_or(0);
+    const Admission admitted = engine_->Submit(r, l);
+    EXPECT_TRUE(admitted.ok()) << admitted.failure().message;
+    return admitted.id();
   }
 
   // No flight, waiter, wake-up or upstream request is left.
@@ -95,8 +95,10 @@ TEST_F(EngineTest, InvalidVinNeverReachesUpstream) {
   DecodeRequest r;
   r.vin = "1HGCM82643A004352";  // wrong check digit
   auto id = engine_->Submit(r, &l);
-  EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(id.status().message()), testing::HasSubstr("check digit"));
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.failure().reason, FailureReason::kInvalidVin);
+  EXPECT_FALSE(id.failure().retryable);
+  EXPECT_THAT(id.failure().message, testing::HasSubstr("check digit"));
   EXPECT_TRUE(l.events().empty());
   EXPECT_EQ(fake_->TotalRequests(), 0);
 }
@@ -402,8 +404,10 @@ TEST_F(EngineTest, ShutdownFailsWaitersRetryable) {
   RecordingListener late;
   DecodeRequest r;
   r.vin = kFord;
-  EXPECT_EQ(engine_->Submit(r, &late).status().code(),
-            absl::StatusCode::kUnavailable);
+  const Admission late_admission = engine_->Submit(r, &late);
+  ASSERT_FALSE(late_admission.ok());
+  EXPECT_EQ(late_admission.failure().reason, FailureReason::kShuttingDown);
+  EXPECT_TRUE(late_admission.failure().retryable);
 }
 
 TEST_F(EngineTest, OverloadIsRefusedUpFront) {
@@ -415,8 +419,10 @@ TEST_F(EngineTest, OverloadIsRefusedUpFront) {
   Submit(kHonda, &a);
   DecodeRequest r;
   r.vin = kFord;
-  EXPECT_EQ(engine_->Submit(r, &b).status().code(),
-            absl::StatusCode::kResourceExhausted);
+  const Admission refused = engine_->Submit(r, &b);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.failure().reason, FailureReason::kOverloaded);
+  EXPECT_TRUE(refused.failure().retryable);
   EXPECT_EQ(a.WaitTerminal()->kind, "done");
   ASSERT_TRUE(Idle());
   EXPECT_TRUE(engine_->Submit(r, &b).ok()) << "capacity is given back";

@@ -183,7 +183,11 @@ TEST(DrainTest, SigtermAnswersEveryItemStopsUpstreamAndExitsWithinTheGrace) {
   auto exit_status = server.Wait(absl::Seconds(20));
   const absl::Duration stopping = absl::Now() - sigterm;
   ASSERT_TRUE(exit_status.has_value()) << "still running";
-  EXPECT_EQ(*exit_status, 0);
+  EXPECT_EQ(*exit_status, 0) << [&] {
+    std::string tail;
+    for (const auto& line : server.lines()) absl::StrAppend(&tail, line, "\n");
+    return tail;
+  }();
   EXPECT_LT(stopping, absl::Seconds(8)) << "within the 10 s grace";
   EXPECT_EQ((*fake)->TotalRequests(), requests_before)
       << "no upstream request after SIGTERM";

@@ -1,0 +1,65 @@
+#include "engine/source_policy.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace engine {
+
+SourcePreference ResolveSource(SourcePreference requested,
+                               SourcePreference server_default,
+                               bool snapshot_loaded) {
+  if (requested != SourcePreference::kUnspecified) return requested;
+  if (server_default != SourcePreference::kUnspecified) return server_default;
+  return snapshot_loaded ? SourcePreference::kLiveThenSnapshot
+                         : SourcePreference::kLiveOnly;
+}
+
+bool SnapshotAnswersAfter(SourcePreference source, FailureReason reason) {
+  if (source != SourcePreference::kLiveThenSnapshot) return false;
+  return reason == FailureReason::kUpstreamUnavailable ||
+         reason == FailureReason::kUpstreamRejected ||
+         reason == FailureReason::kDeadlineExceeded;
+}
+
+absl::Time LeaveLivePathAt(SourcePreference source, absl::Time deadline,
+                           absl::Time now, absl::Duration margin) {
+  if (source != SourcePreference::kLiveThenSnapshot ||
+      deadline == absl::InfiniteFuture()) {
+    return deadline;
+  }
+  return std::max(now, deadline - margin);
+}
+
+std::shared_ptr<const DecodeResult> SnapshotAnswer(
+    const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
+    const std::vector<vpic::Note>& warnings, int attempts,
+    const std::string& live_failure, absl::Time wall_now,
+    const ResultEncoder& encoder) {
+  const int reference_year = static_cast<int>(
+      absl::ToCivilYear(wall_now, absl::UTCTimeZone()).year());
+  auto decoded = snap.Decode(key.vin, key.model_year, reference_year);
+  if (!decoded.ok()) return nullptr;
+  auto result = std::make_shared<DecodeResult>();
+  result->vin = key.vin;
+  result->vehicle = std::move(decoded->vehicle);
+  result->source = Source::kSnapshot;
+  result->attempts = attempts;
+  result->notes = warnings;
+  for (auto& n : decoded->notes) result->notes.push_back(std::move(n));
+  if (!live_failure.empty()) {
+    result->notes.push_back(
+        {"live_failure",
+         absl::StrCat("answered from the offline snapshot because the live "
+                      "decode failed: ",
+                      live_failure)});
+  }
+  result->decode_time = wall_now;
+  if (encoder) {
+    result->encoded = std::make_shared<const std::string>(encoder(*result));
+  }
+  return result;
+}
+
+}  // namespace engine

@@ -1,0 +1,49 @@
+// Which decoders may answer a request (the source preference): the server's
+// default, the snapshot as a labelled fallback once the live path has
+// failed for good, and the margin a fallback needs before a deadline.
+// Pure functions, and the building of a snapshot answer.
+#ifndef VIN_ENGINE_SOURCE_POLICY_H_
+#define VIN_ENGINE_SOURCE_POLICY_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "coalesce/flight_table.h"
+#include "engine/result_cache.h"
+#include "engine/types.h"
+#include "snapshot/snapshot.h"
+
+namespace engine {
+
+// The preference a request gets: its own, else the server's default, else
+// LIVE_THEN_SNAPSHOT while a snapshot is loaded and LIVE_ONLY otherwise.
+SourcePreference ResolveSource(SourcePreference requested,
+                               SourcePreference server_default,
+                               bool snapshot_loaded);
+
+// Whether a waiter whose live decode ended with `reason` is answered from
+// the snapshot instead: LIVE_THEN_SNAPSHOT, and the live path failed for
+// good (upstream unavailable or rejecting, or the deadline near); never on
+// cancellation or shutdown.
+bool SnapshotAnswersAfter(SourcePreference source, FailureReason reason);
+
+// When a waiter leaves the live path: at its deadline, or a margin before it
+// when it may fall back to the snapshot, so that the answer arrives in time.
+absl::Time LeaveLivePathAt(SourcePreference source, absl::Time deadline,
+                           absl::Time now, absl::Duration margin);
+
+// The snapshot's answer for `key` (source SNAPSHOT, a `live_failure` note
+// when it stands in for a failed live decode), or nullptr when the snapshot
+// cannot decode the VIN. `wall_now` gives the answer's decode_time and the
+// reference year of the model-year rules.
+std::shared_ptr<const DecodeResult> SnapshotAnswer(
+    const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
+    const std::vector<vpic::Note>& warnings, int attempts,
+    const std::string& live_failure, absl::Time wall_now,
+    const ResultEncoder& encoder);
+
+}  // namespace engine
+
+#endif  // VIN_ENGINE_SOURCE_POLICY_H_
