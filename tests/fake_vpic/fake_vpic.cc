@@ -126,8 +126,11 @@ class FakeVpic::Impl {
                      absl::Time arrival);
   Disposition HandleBatch(Connection& conn, const HttpRequest& req,
                           absl::Time arrival);
-  // Logs the request and counts it as being answered.
-  void Log(const RequestRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Logs the request and counts it as being answered; returns its place in
+  // the log.
+  size_t Log(const RequestRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Notes that the answer to the request at `entry` was written.
+  void Answered(size_t entry);
   Step NextStep(const std::string& vin) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits `d`; returns false when the server stopped meanwhile.
   bool Pause(absl::Duration d);
@@ -330,9 +333,16 @@ bool FakeVpic::Impl::Pause(absl::Duration d) {
   return !stop_;
 }
 
-void FakeVpic::Impl::Log(const RequestRecord& record) {
+size_t FakeVpic::Impl::Log(const RequestRecord& record) {
   log_.push_back(record);
   peak_ = std::max(peak_, ++active_);
+  return log_.size() - 1;
+}
+
+void FakeVpic::Impl::Answered(size_t entry) {
+  const absl::Time now = absl::Now();
+  absl::MutexLock lock(&mu_);
+  log_[entry].answered = now;
 }
 
 Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
@@ -346,6 +356,7 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
   std::optional<DecodeTarget> decode;
   if (req.method == "GET") decode = ParseDecodeTarget(req.target);
   Step step;
+  size_t entry = 0;
   {
     absl::MutexLock lock(&mu_);
     if (req.method != "GET") {
@@ -358,7 +369,7 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
       step = NextStep(decode->vin);
       record.served = ServedName(step);
     }
-    Log(record);
+    entry = Log(record);
   }
   if (options_.on_request) options_.on_request(record);
 
@@ -401,6 +412,7 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
     }
   }
   if (!conn.WriteAll(answer)) return Disposition::kClose;
+  Answered(entry);
   return close_after ? Disposition::kClose : Disposition::kKeepOpen;
 }
 
@@ -414,6 +426,7 @@ Disposition FakeVpic::Impl::HandleBatch(Connection& conn,
   const bool valid = entries && !entries->empty();
   Step whole;  // the answer to the request as a whole
   std::vector<Step> steps;  // each VIN's, when the whole is left to them
+  size_t entry = 0;
   {
     absl::MutexLock lock(&mu_);
     if (valid) {
@@ -437,7 +450,7 @@ Disposition FakeVpic::Impl::HandleBatch(Connection& conn,
     } else {
       record.served = "400";
     }
-    Log(record);
+    entry = Log(record);
   }
   if (options_.on_request) options_.on_request(record);
 
@@ -476,6 +489,7 @@ Disposition FakeVpic::Impl::HandleBatch(Connection& conn,
           ? FaultAnswer(whole, close_after, body, answers_.BatchBody({}))
           : HttpResponse(200, kJson, body, close_after);
   if (!conn.WriteAll(answer)) return Disposition::kClose;
+  Answered(entry);
   return close_after ? Disposition::kClose : Disposition::kKeepOpen;
 }
 

@@ -71,6 +71,8 @@ struct RequestRecord {
   int model_year = 0;  // the modelyear query parameter, 0 when absent
   std::string target;  // the request target as sent ("/api/vehicles/...")
   std::string served;  // what was served: "ok", "503", "reset", "hang", ...
+  // When the answer was written in full (InfinitePast when none was).
+  absl::Time answered = absl::InfinitePast();
   // DecodeVINValuesBatch requests: the VINs (and model years, 0 for none)
   // of the form body, in order. Empty for other requests.
   std::vector<std::pair<std::string, int>> batch;
