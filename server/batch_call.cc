@@ -251,6 +251,9 @@ void BatchCall::OnCancel() {
 }
 
 void BatchCall::OnDone() {
+  // gRPC orders the reactions before OnDone in its (uninstrumented) core;
+  // the lock makes that order plain to TSan too.
+  { absl::MutexLock lock(&mu_); }
   registry_->Remove(this);
   counters_->streams.fetch_sub(1);
   Unref();  // gRPC's reference; a drain walking the registry may hold another

@@ -55,6 +55,9 @@ class HealthService::WatchCall final
     if (finish) Finish(*finish);
   }
   void OnDone() override {
+    // gRPC orders OnCancel and the reactions before OnDone in its
+    // (uninstrumented) core; the lock makes that order plain to TSan too.
+    { absl::MutexLock lock(&mu_); }
     health_->watchers_.Remove(this);
     Unref();
   }
