@@ -23,6 +23,8 @@ namespace server::log {
 namespace {
 
 bool json_format = false;
+// The logging thread and its bounded queue (ours, not spdlog's global one).
+std::shared_ptr<spdlog::details::thread_pool> pool;
 
 // gRPC's log lines, through the same queue (gpr_log would write to stderr
 // synchronously from gRPC's threads).
@@ -96,7 +98,7 @@ absl::Status Init(const std::string& level, const std::string& format,
         "--log_format must be text or json, got \"", format, "\""));
   }
   json_format = format == "json";
-  spdlog::init_thread_pool(queue_lines, 1);
+  pool = std::make_shared<spdlog::details::thread_pool>(queue_lines, 1);
   spdlog::sink_ptr sink;
   if (json_format) {
     sink = std::make_shared<spdlog::sinks::stdout_sink_mt>();
@@ -104,8 +106,7 @@ absl::Status Init(const std::string& level, const std::string& format,
     sink = std::make_shared<spdlog::sinks::stdout_color_sink_mt>();
   }
   auto logger = std::make_shared<spdlog::async_logger>(
-      "vin-server", sink, spdlog::thread_pool(),
-      spdlog::async_overflow_policy::overrun_oldest);
+      "vin-server", sink, pool, spdlog::async_overflow_policy::overrun_oldest);
   spdlog::set_default_logger(logger);
   gpr_set_log_function(FromGrpc);
   spdlog::set_level(spdlog::level::from_str(level));
@@ -118,15 +119,13 @@ absl::Status Init(const std::string& level, const std::string& format,
   return absl::OkStatus();
 }
 
-uint64_t Dropped() {
-  auto pool = spdlog::thread_pool();
-  return pool ? pool->overrun_counter() : 0;
-}
+uint64_t Dropped() { return pool ? pool->overrun_counter() : 0; }
 
 bool Stop(absl::Duration timeout) {
   auto done = std::make_shared<absl::Notification>();
   std::thread([done] {
-    spdlog::shutdown();  // drains the queue, joins the logger's thread
+    spdlog::shutdown();  // drops the logger: nothing new is queued
+    pool.reset();        // drains the queue and joins the logging thread
     done->Notify();
   }).detach();
   return done->WaitForNotificationWithTimeout(timeout);
