@@ -17,14 +17,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 
 namespace server::log {
 namespace {
 
 bool json_format = false;
-// The logging thread and its bounded queue (ours, not spdlog's global one).
+// The logging thread and its bounded queue, and the logger over it: ours,
+// not spdlog's global registry (the process never touches that one).
 std::shared_ptr<spdlog::details::thread_pool> pool;
+std::shared_ptr<spdlog::async_logger> logger;
+absl::Mutex logger_mu;  // guards `logger` while Stop drops it
 
 // gRPC's log lines, through the same queue (gpr_log would write to stderr
 // synchronously from gRPC's threads).
@@ -105,17 +109,20 @@ absl::Status Init(const std::string& level, const std::string& format,
   } else {
     sink = std::make_shared<spdlog::sinks::stdout_color_sink_mt>();
   }
-  auto logger = std::make_shared<spdlog::async_logger>(
+  auto made = std::make_shared<spdlog::async_logger>(
       "vin-server", sink, pool, spdlog::async_overflow_policy::overrun_oldest);
-  spdlog::set_default_logger(logger);
-  gpr_set_log_function(FromGrpc);
-  spdlog::set_level(spdlog::level::from_str(level));
+  made->set_level(spdlog::level::from_str(level));
   if (json_format) {
-    spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l",%v})",
-                        spdlog::pattern_time_type::utc);
+    made->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l",%v})",
+                      spdlog::pattern_time_type::utc);
   } else {
-    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+    made->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   }
+  {
+    absl::MutexLock lock(&logger_mu);
+    logger = std::move(made);
+  }
+  gpr_set_log_function(FromGrpc);
   return absl::OkStatus();
 }
 
@@ -123,9 +130,12 @@ uint64_t Dropped() { return pool ? pool->overrun_counter() : 0; }
 
 bool Stop(absl::Duration timeout) {
   auto done = std::make_shared<absl::Notification>();
+  {
+    absl::MutexLock lock(&logger_mu);
+    logger.reset();  // nothing new is queued
+  }
   std::thread([done] {
-    spdlog::shutdown();  // drops the logger: nothing new is queued
-    pool.reset();        // drains the queue and joins the logging thread
+    pool.reset();  // drains the queue and joins the logging thread
     done->Notify();
   }).detach();
   return done->WaitForNotificationWithTimeout(timeout);
@@ -133,8 +143,12 @@ bool Stop(absl::Duration timeout) {
 
 void Event(spdlog::level::level_enum level, absl::string_view message,
            const std::vector<Field>& fields) {
-  spdlog::logger* logger = spdlog::default_logger_raw();
-  if (logger == nullptr || !logger->should_log(level)) return;
+  std::shared_ptr<spdlog::async_logger> to;
+  {
+    absl::MutexLock lock(&logger_mu);
+    to = logger;
+  }
+  if (to == nullptr || !to->should_log(level)) return;
   std::string line;
   if (json_format) {
     line = absl::StrCat("\"msg\":", Quote(message));
@@ -148,7 +162,7 @@ void Event(spdlog::level::level_enum level, absl::string_view message,
       absl::StrAppend(&line, " ", f.key, "=", TextValue(f.text));
     }
   }
-  logger->log(level, "{}", line);
+  to->log(level, "{}", line);
 }
 
 }  // namespace server::log
