@@ -86,6 +86,19 @@ ABSL_FLAG(int64_t, max_memory, int64_t{1} << 30,
 ABSL_FLAG(std::string, metrics_listen, "",
           "address:port for Prometheus metrics (GET /metrics); empty: no "
           "metrics (scripts/serve.sh passes 127.0.0.1:9464)");
+ABSL_FLAG(std::string, redis_url, "",
+          "fleet mode: redis://host:port[/db] holding the cache, the flights "
+          "and the NHTSA budget the replicas share; empty: this process alone");
+ABSL_FLAG(std::string, redis_key_prefix, "vin:",
+          "prefix of every Redis key and channel of this fleet");
+ABSL_FLAG(absl::Duration, redis_timeout, absl::Milliseconds(50),
+          "longest wait on Redis; a later answer counts as Redis being down");
+ABSL_FLAG(int, fleet_size_hint, 1,
+          "replicas in the fleet: while Redis is down each one sends at most "
+          "--upstream_rate / this");
+ABSL_FLAG(absl::Duration, fleet_lease, absl::Seconds(5),
+          "a flight's lease in Redis: a replica that dies leaves its flights "
+          "to the others after at most this");
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error, critical or off");
 ABSL_FLAG(std::string, log_format, "text",
@@ -142,6 +155,11 @@ absl::StatusOr<server::ServerOptions> OptionsFromFlags() {
       absl::GetFlag(FLAGS_max_streams_per_connection);
   options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
   options.max_memory_bytes = absl::GetFlag(FLAGS_max_memory);
+  options.fleet.redis_url = absl::GetFlag(FLAGS_redis_url);
+  options.fleet.key_prefix = absl::GetFlag(FLAGS_redis_key_prefix);
+  options.fleet.timeout = absl::GetFlag(FLAGS_redis_timeout);
+  options.fleet.size_hint = absl::GetFlag(FLAGS_fleet_size_hint);
+  options.fleet.lease = absl::GetFlag(FLAGS_fleet_lease);
   options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
   options.tls.key_file = absl::GetFlag(FLAGS_tls_key_file);
   options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
@@ -196,6 +214,13 @@ void LogStarted(const server::ServerOptions& options,
                              ? std::string("off")
                              : absl::StrFormat("%.2f", e.budget.retry_ratio)},
         {"retry_budget_min", e.budget.retry_min_per_second}});
+  if (!options.fleet.redis_url.empty()) {
+    Info("fleet mode: cache, flights and the NHTSA budget shared in Redis",
+         {{"redis", options.fleet.redis_url},
+          {"key_prefix", options.fleet.key_prefix},
+          {"fleet_size_hint", options.fleet.size_hint},
+          {"lease", absl::FormatDuration(options.fleet.lease)}});
+  }
   if (server.metrics_port() != 0) {
     Info(absl::StrFormat("metrics on http://%s/metrics (port %d)",
                          options.metrics_listen, server.metrics_port()));

@@ -195,6 +195,20 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
         Sample(static_cast<double>(src.log_dropped()), MetricType::Counter));
     out.push_back(std::move(dropped));
   }
+  if (src.redis_errors) {
+    AddGauge(&out, "vin_redis_up",
+             "1 while Redis answers (fleet mode); 0 while this replica "
+             "decodes alone.",
+             m.redis_up.value());
+    MetricFamily errors = Family(
+        "vin_redis_errors_total",
+        "Redis commands that failed or timed out (each one's caller went on "
+        "without Redis).",
+        MetricType::Counter);
+    errors.metric.push_back(
+        Sample(static_cast<double>(src.redis_errors()), MetricType::Counter));
+    out.push_back(std::move(errors));
+  }
   return out;
 }
 

@@ -28,6 +28,9 @@ struct MetricsSources {
   const BatchCounters* batch = nullptr;
   // Log lines dropped because the log queue was full (null: none kept).
   std::function<uint64_t()> log_dropped;
+  // Fleet mode: failed Redis commands, for vin_redis_errors_total (empty:
+  // no fleet, and no vin_redis_* metrics).
+  std::function<uint64_t()> redis_errors;
 };
 
 // The text of every metric, as a scrape of /metrics returns it.

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "server/log.h"
 #include "server/proto_mapping.h"
 #include "absl/synchronization/notification.h"
 
@@ -32,6 +33,31 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   options.engine.snapshots = s->snapshots_.get();
   options.engine.metrics = s->metrics_.get();
   options.engine.encoder = EncodeResult;
+  if (!options.fleet.redis_url.empty()) {
+    auto address = fleet::ParseRedisUrl(options.fleet.redis_url);
+    if (!address.ok()) return address.status();
+    if (options.fleet.size_hint < 1) {
+      return absl::InvalidArgumentError("--fleet_size_hint must be at least 1");
+    }
+    if (options.fleet.timeout <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("--redis_timeout must be positive");
+    }
+    metrics::ServiceMetrics* m = s->metrics_.get();
+    const std::string url = options.fleet.redis_url;
+    s->fleet_ = std::make_unique<fleet::RedisFleet>(
+        *address, options.fleet.key_prefix, options.fleet.timeout,
+        options.fleet.size_hint, [m, url](bool up) {
+          m->redis_up.Set(up ? 1 : 0);
+          log::Event(up ? spdlog::level::info : spdlog::level::warn,
+                     up ? "redis is up: cache, flights and the upstream "
+                          "budget are shared with the fleet"
+                        : "redis is down: decoding alone (local cache, "
+                          "flights and bucket) until it is back",
+                     {{"redis", url}});
+        });
+    options.engine.fleet = s->fleet_.get();
+    options.engine.fleet_lease = options.fleet.lease;
+  }
   auto engine = engine::Engine::Create(options.engine);
   if (!engine.ok()) return engine.status();
   s->engine_ = *std::move(engine);
@@ -50,7 +76,9 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (!options.metrics_listen.empty()) {
     auto exporter = MetricsExporter::Start(
         options.metrics_listen,
-        {s->metrics_.get(), &s->decode_->batch_counters(), options.log_dropped});
+        {s->metrics_.get(), &s->decode_->batch_counters(), options.log_dropped,
+         s->fleet_ == nullptr ? std::function<uint64_t()>()
+                              : [f = s->fleet_.get()] { return f->errors(); }});
     if (!exporter.ok()) return exporter.status();
     s->exporter_ = *std::move(exporter);
   }

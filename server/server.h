@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/engine.h"
+#include "fleet/redis_fleet.h"
 #include "server/decode_service.h"
 #include "metrics/metrics.h"
 #include "server/health_service.h"
@@ -21,6 +22,16 @@
 #include "snapshot/snapshot_store.h"
 
 namespace server {
+
+// Fleet mode (README "Running a fleet"): replicas share a cache, their
+// flights and the NHTSA budget in Redis.
+struct FleetOptions {
+  std::string redis_url;  // redis://host:port[/db]; "" = this process alone
+  std::string key_prefix = "vin:";
+  absl::Duration timeout = absl::Milliseconds(50);  // longest wait on Redis
+  int size_hint = 1;  // replicas; the fallback bucket is rate / size_hint
+  absl::Duration lease = absl::Seconds(5);
+};
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // port 0 picks a free port
@@ -52,6 +63,7 @@ struct ServerOptions {
   // Log lines dropped by a full log queue, for vin_log_dropped_total (may
   // be empty).
   std::function<uint64_t()> log_dropped;
+  FleetOptions fleet;
 };
 
 class VinServer {
@@ -99,6 +111,7 @@ class VinServer {
   absl::Status snapshot_status_;
   std::unique_ptr<metrics::ServiceMetrics> metrics_;
   std::unique_ptr<snapshot::SnapshotStore> snapshots_;
+  std::unique_ptr<fleet::RedisFleet> fleet_;  // outlives the engine
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<DecodeService> decode_;
   std::unique_ptr<HealthService> health_;

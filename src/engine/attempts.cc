@@ -226,6 +226,7 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
   for (const auto& [id, w] : f->waiters) {
     if (w.deadline < f->state.retry_at) leaving.push_back(id);
   }
+  FleetRetrying(f, retrying);
   if (f->waiters.size() > leaving.size()) {
     if (options_.observer) options_.observer->OnRetryScheduled(key.vin, retrying);
     for (auto& [id, w] : f->waiters) {
@@ -245,6 +246,10 @@ void Engine::ApplyPushback(const vpic::Outcome& outcome) {
   ++counts_.pushbacks;
   metrics_->upstream_pushback.Add();
   const bool cut = budget_->OnPushback(now, pause);
+  // Set here too, not only once per turn: the flights this answer fails
+  // answer their callers before the turn ends.
+  metrics_->upstream_rate_per_minute.Set(
+      std::max(0.0, budget_->EffectiveRatePerMinute()));
   if (options_.observer) options_.observer->OnPushback(outcome.error, pause);
   if (cut) NoteRateChange(true);
   // Queued flights start later now: waiters that can no longer be served

@@ -45,6 +45,11 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
     return absl::InvalidArgumentError(
         "the retry budget's floor cannot be negative");
   }
+  if (options.fleet != nullptr &&
+      (!options.encoder || options.fleet_lease < absl::Milliseconds(30))) {
+    return absl::InvalidArgumentError(
+        "fleet mode needs a result encoder and a lease of at least 30ms");
+  }
   return std::unique_ptr<Engine>(
       new Engine(std::move(options), std::move(transport), mode));
 }
@@ -58,16 +63,28 @@ Engine::Engine(EngineOptions options,
                        : std::make_unique<metrics::ServiceMetrics>()),
       metrics_(options_.metrics != nullptr ? options_.metrics
                                            : own_metrics_.get()),
+      handle_(std::make_shared<LoopHandle>(this)),
       transport_(std::move(transport)),
       mode_(mode),
       scheduler_(clock_),
       jitter_(options_.retry_base, options_.retry_cap, options_.uniform),
       cache_(options_.cache_capacity, options_.cache_ttl, options_.encoder),
-      budget_(std::make_unique<upstream::LocalBudget>(options_.budget,
-                                                      clock_->Now())),
+      budget_(options_.fleet == nullptr
+                  ? std::make_unique<upstream::LocalBudget>(options_.budget,
+                                                            clock_->Now())
+                  : options_.fleet->MakeBudget(
+                        options_.budget, [clock = clock_] { return clock->Now(); },
+                        [handle = handle_](std::function<void()> task) {
+                          handle->Post(std::move(task));
+                        })),
       gate_(budget_.get(), options_.upstream_batch_max),
       rate_reported_(options_.budget.rate_per_minute) {
   counts_.upstream_rate_per_minute = options_.budget.rate_per_minute;
+  if (options_.fleet != nullptr) {
+    options_.fleet->OnEvent([this, handle = handle_](FleetEvent e) {
+      handle->Post([this, e = std::move(e)] { OnFleetEvent(e); });
+    });
+  }
   if (mode_ == LoopMode::kOwnThread) loop_ = std::thread([this] { Run(); });
 }
 
@@ -83,6 +100,7 @@ Engine::~Engine() {
   } else {
     RunOnce();  // runs the posted shutdown
   }
+  handle_->Detach();  // Redis's threads post nothing more
 }
 
 // ---- Thread-safe entry points ----

@@ -24,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
+#include "engine/fleet_backend.h"
 #include "engine/result_cache.h"
 #include "engine/types.h"
 #include "metrics/metrics.h"
@@ -75,6 +76,13 @@ struct EngineOptions {
   // A LIVE_THEN_SNAPSHOT waiter with a deadline falls back to the snapshot
   // this long before the deadline, so that the answer can still arrive.
   absl::Duration snapshot_fallback_margin = absl::Milliseconds(100);
+  // Fleet mode (README "Running a fleet"): the cache, the flights and the
+  // upstream budget shared with the other replicas. Not owned; must outlive
+  // the engine. Null: this process alone. Needs an encoder.
+  FleetBackend* fleet = nullptr;
+  // A flight's lease: renewed every third of it while the flight lives; a
+  // replica that dies leaves its flights to the others after at most this.
+  absl::Duration fleet_lease = absl::Seconds(5);
 };
 
 struct DecodeRequest {
@@ -168,6 +176,13 @@ class Engine {
     retry::Scheduler::TimerId deadline_timer = 0;
     SourcePreference source = SourcePreference::kLiveOnly;  // resolved
   };
+  // A flight's place in the fleet (fleet mode only; kLocal otherwise).
+  enum class FleetRole {
+    kLocal,     // this replica decodes it alone (no fleet, or Redis failed)
+    kClaiming,  // asking the fleet for its cached result or its lease
+    kOwner,     // this replica holds the lease: it asks vPIC
+    kRemote,    // another replica does: its events are relayed
+  };
   struct FlightState {
     std::vector<vpic::Note> warnings;  // local validation notes
     int attempts = 0;
@@ -179,6 +194,12 @@ class Engine {
     vpic::UpstreamClient::RequestId request = 0;  // attempt in progress
     absl::optional<Retrying> last_retrying;
     absl::Time started;
+    FleetRole fleet = FleetRole::kLocal;
+    // kClaiming: the waiter that created the flight, whose QUEUED waits
+    // for the claim's answer (coalesced or not), and its stagger request.
+    WaiterId claimer = 0;
+    bool stagger = false;
+    retry::Scheduler::TimerId fleet_timer = 0;  // renewal, or re-claim
   };
   using Table = coalesce::FlightTable<FlightState, Waiter>;
   using Flight = Table::Flight;
@@ -194,6 +215,25 @@ class Engine {
 
   Engine(EngineOptions options, std::unique_ptr<vpic::UpstreamClient> transport,
          LoopMode mode);
+
+  // Posts to the loop for as long as the engine lives: what other threads
+  // (Redis's) hold instead of the engine itself.
+  class LoopHandle {
+   public:
+    explicit LoopHandle(Engine* engine) : engine_(engine) {}
+    void Post(std::function<void()> task) {
+      absl::MutexLock lock(&mu_);
+      if (engine_ != nullptr) engine_->Post(std::move(task));
+    }
+    void Detach() {
+      absl::MutexLock lock(&mu_);
+      engine_ = nullptr;
+    }
+
+   private:
+    absl::Mutex mu_;
+    Engine* engine_ ABSL_GUARDED_BY(mu_);
+  };
 
   void Post(std::function<void()> task);
   void Run();
@@ -234,6 +274,28 @@ class Engine {
   void FailWaitingFlights(const Failure& failure);
   void Summarise(const Flight* f, bool ok, std::string outcome,
                  size_t waiters);
+  // Starts a flight's attempts on this replica: counts its first attempt,
+  // sends its creator's QUEUED (when still owed), lets waiters that cannot
+  // be served in time leave, then staggers or queues it. May erase it.
+  void BeginAttempts(Flight* f, WaiterId creator, bool stagger);
+
+  // Fleet mode (fleet.cc):
+  bool FleetActive() const;
+  std::string FleetToken(const Flight& f) const;
+  void ClaimFleetFlight(Flight* f);
+  void OnClaim(const coalesce::FlightKey& key, uint64_t fid,
+               FleetBackend::Claim claim);
+  void OnFleetEvent(const FleetEvent& event);
+  void ScheduleFleetTimer(Flight* f);
+  // Ends a flight with an answer another replica made (a shared-cache hit,
+  // or its owner's DONE).
+  void AnswerFromFleet(Flight* f, std::shared_ptr<const DecodeResult> answer);
+  // The owner tells the fleet how its flight ended, and lets the lease go.
+  void FleetDone(Flight* f, const DecodeResult& result,
+                 const std::shared_ptr<const DecodeResult>& cache_answer);
+  void FleetFailed(Flight* f, const Failure& failure);
+  void FleetAbandoned(Flight* f);
+  void FleetRetrying(Flight* f, const Retrying& retrying);
 
   // Attempts through the upstream gate (attempts.cc):
   // Queues the flight for its next attempt; waiters whose deadline falls
@@ -257,6 +319,7 @@ class Engine {
   const retry::Clock* const clock_;
   std::unique_ptr<metrics::ServiceMetrics> own_metrics_;  // when none given
   metrics::ServiceMetrics* const metrics_;
+  const std::shared_ptr<LoopHandle> handle_;
   std::atomic<bool> shutting_down_{false};  // Submit refuses work
   std::atomic<bool> final_shutdown_{false};  // Shutdown() was called
   std::atomic<WaiterId> next_waiter_{1};

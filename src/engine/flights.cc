@@ -54,8 +54,8 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     Release(waiter);
     return;
   }
-  metrics_->cache_misses.Add();
   if (waiter.deadline <= now) {
+    metrics_->cache_misses.Add();
     AnswerAfterFailure(waiter,
                    {FailureReason::kDeadlineExceeded,
                     "the deadline passed before the decode started", true},
@@ -68,42 +68,42 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
       waiter.source, deadline, now, options_.snapshot_fallback_margin);
   auto [f, created] = table_.Join(key, id, waiter);
   Waiter& w = f->waiters.at(id);
-  if (!created) metrics_->coalesced_waiters.Add();
-  absl::Duration stagger_delay = absl::ZeroDuration();
   if (created) {
     f->state.warnings = std::move(warnings);
     f->state.prev_delay = options_.retry_base;
     f->state.started = now;
-    if (stagger) stagger_delay = jitter_.Stagger();
-    // The retry budget counts the first attempts callers asked for when
-    // they ask, also while they wait for the rate cap: a backlog sent in
-    // batches would otherwise leave no budget for one failed batch.
-    budget_->RecordFirstAttempts(now, 1);
+    f->state.claimer = id;  // its QUEUED is owed
+    WatchDeadline(id, &w, leave_at);
+    if (FleetActive()) {
+      // The fleet's cache, then its lease, decide who decodes; this waiter's
+      // QUEUED says so when the answer comes (fleet.cc).
+      f->state.fleet = FleetRole::kClaiming;
+      f->state.stagger = stagger;
+      ClaimFleetFlight(f);
+      return;
+    }
+    metrics_->cache_misses.Add();
+    BeginAttempts(f, id, stagger);
+    return;
   }
+  metrics_->cache_misses.Add();
+  metrics_->coalesced_waiters.Add();
   // When the flight's upstream request is expected to start at the earliest:
-  // at its retry wake-up, at its turn at the gate, or (a new flight) after
-  // its stagger and the flights queued ahead of it. Flights still in their
-  // stagger are not counted: they may go after it. So the estimate is a
-  // lower bound, and a waiter that leaves for it could not have been served.
-  absl::Time start = now;
-  if (created) {
-    start = std::max(now + stagger_delay, gate_.EstimatedStart(0, now));
-  } else if (f->state.ticket != 0) {
-    start = gate_.EstimatedStart(f->state.ticket, now);
-  }
+  // at its retry wake-up or at its turn at the gate.
+  const absl::Time start = f->state.ticket != 0
+                               ? gate_.EstimatedStart(f->state.ticket, now)
+                               : now;
   Queued queued;
-  queued.coalesced = !created;
+  queued.coalesced = true;
   if (start - now > kRateWaitShown) {
     queued.waiting_for_rate = true;
     queued.estimated_wait = start - now;
   }
   listener->OnQueued(queued);
-  if (!created && f->state.last_retrying) {
-    listener->OnRetrying(*f->state.last_retrying);
-  }
+  if (f->state.last_retrying) listener->OnRetrying(*f->state.last_retrying);
   // A waiter whose deadline falls before the flight's next attempt leaves
   // at once: it would only sleep into its deadline.
-  if (!created && f->state.wakeup != 0 && leave_at < f->state.retry_at) {
+  if (f->state.wakeup != 0 && leave_at < f->state.retry_at) {
     RemoveWaiter(id, RetryWaitFailure(*f, now));
     return;
   }
@@ -112,9 +112,44 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     return;
   }
   WatchDeadline(id, &w, leave_at);
-  if (!created) return;
+}
+
+void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
+  const absl::Time now = clock_->Now();
+  // The retry budget counts the first attempts callers asked for when
+  // they ask, also while they wait for the rate cap: a backlog sent in
+  // batches would otherwise leave no budget for one failed batch.
+  budget_->RecordFirstAttempts(now, 1);
+  const absl::Duration stagger_delay =
+      stagger ? jitter_.Stagger() : absl::ZeroDuration();
+  // When the flight's upstream request is expected to start at the earliest:
+  // after its stagger and the flights queued ahead of it. Flights still in
+  // their stagger are not counted: they may go after it. So the estimate is
+  // a lower bound, and a waiter that leaves for it could not have been
+  // served.
+  const absl::Time start =
+      std::max(now + stagger_delay, gate_.EstimatedStart(0, now));
+  auto it = f->waiters.find(creator);
+  if (it != f->waiters.end() && f->state.claimer == creator) {
+    f->state.claimer = 0;
+    Queued queued;
+    if (start - now > kRateWaitShown) {
+      queued.waiting_for_rate = true;
+      queued.estimated_wait = start - now;
+    }
+    it->second.listener->OnQueued(queued);
+  }
+  std::vector<WaiterId> leaving;
+  for (const auto& [id, w] : f->waiters) {
+    if (w.deadline < start) leaving.push_back(id);
+  }
+  const bool all_leave = leaving.size() == f->waiters.size();
+  // The last one out abandons the flight.
+  for (WaiterId id : leaving) RemoveWaiter(id, GateWaitFailure(*f, start, now));
+  if (all_leave) return;
   if (stagger_delay > absl::ZeroDuration()) {
     const uint64_t fid = f->id;
+    const coalesce::FlightKey key = f->key;
     f->state.wakeup = scheduler_.ScheduleAfter(stagger_delay, [this, key, fid] {
       if (Flight* g = table_.Find(key, fid)) {
         g->state.wakeup = 0;
@@ -130,6 +165,10 @@ void Engine::RemoveWaiter(WaiterId id, Failure failure) {
   Waiter w;
   Flight* f = table_.Leave(id, &w);
   if (f == nullptr) return;  // already answered
+  if (f->state.claimer == id) {  // every waiter's first event is QUEUED
+    f->state.claimer = 0;
+    w.listener->OnQueued({});
+  }
   if (failure.attempts == 0) failure.attempts = f->state.attempts;
   if (!failure.last_error && f->state.last_retrying) {
     failure.last_error = f->state.last_retrying->error;
@@ -142,6 +181,7 @@ void Engine::AbandonIfEmpty(Flight* f) {
   if (!f->waiters.empty()) return;
   Summarise(f, false, "abandoned: no caller left", 0);
   StopFlightWork(f);
+  FleetAbandoned(f);
   table_.Erase(f);
 }
 
@@ -151,6 +191,8 @@ void Engine::StopFlightWork(Flight* f) {
   DetachFromRequest(f);
   gate_.Remove(f->state.ticket);
   f->state.ticket = 0;
+  scheduler_.Cancel(f->state.fleet_timer);
+  f->state.fleet_timer = 0;
 }
 
 void Engine::Complete(Flight* f, vpic::Decoded decoded) {
@@ -166,9 +208,11 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
   if (options_.encoder) {
     result->encoded = std::make_shared<const std::string>(options_.encoder(*result));
   }
-  cache_.Insert(f->key, *result, now);
+  const std::shared_ptr<const DecodeResult> cache_answer =
+      cache_.Insert(f->key, *result, now);
   Summarise(f, true, "done", f->waiters.size());
   StopFlightWork(f);
+  FleetDone(f, *result, cache_answer);
   auto waiters = table_.Erase(f);
   std::shared_ptr<const DecodeResult> shared = std::move(result);
   for (auto& [id, w] : waiters) {
@@ -180,10 +224,15 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
 void Engine::FailFlight(Flight* f, Failure failure) {
   Summarise(f, false, failure.message, f->waiters.size());
   StopFlightWork(f);
+  FleetFailed(f, failure);
   const coalesce::FlightKey key = f->key;
   const std::vector<vpic::Note> warnings = f->state.warnings;
+  const WaiterId claimer = f->state.claimer;
   auto waiters = table_.Erase(f);
-  for (auto& [id, w] : waiters) AnswerAfterFailure(w, failure, key, warnings);
+  for (auto& [id, w] : waiters) {
+    if (id == claimer) w.listener->OnQueued({});
+    AnswerAfterFailure(w, failure, key, warnings);
+  }
 }
 
 void Engine::FailWaitingFlights(const Failure& failure) {

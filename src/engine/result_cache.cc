@@ -18,9 +18,9 @@ ResultCache::Shard& ResultCache::ShardOf(const coalesce::FlightKey& key) {
   return shards_[absl::HashOf(key) % shards_used_];
 }
 
-void ResultCache::Insert(const coalesce::FlightKey& key,
-                         const DecodeResult& result, absl::Time now) {
-  if (capacity_ == 0) return;
+std::shared_ptr<const DecodeResult> ResultCache::Insert(
+    const coalesce::FlightKey& key, const DecodeResult& result,
+    absl::Time now) {
   auto answer = std::make_shared<DecodeResult>(result);
   answer->source = Source::kCache;
   answer->attempts = 0;
@@ -31,6 +31,14 @@ void ResultCache::Insert(const coalesce::FlightKey& key,
     answer->notes.clear();
     answer->notes.shrink_to_fit();
   }
+  InsertAnswer(key, answer, now);
+  return answer;
+}
+
+void ResultCache::InsertAnswer(const coalesce::FlightKey& key,
+                               std::shared_ptr<const DecodeResult> answer,
+                               absl::Time now) {
+  if (capacity_ == 0) return;
   Shard& shard = ShardOf(key);
   absl::MutexLock lock(&shard.mu);
   auto it = shard.index.find(key);

@@ -39,9 +39,14 @@ class ResultCache {
   ResultCache(size_t capacity, absl::Duration ttl, ResultEncoder encoder = {});
 
   // Stores `result` (a live vPIC decode) for `key`, evicting the least
-  // recently used entry of its shard when full.
-  void Insert(const coalesce::FlightKey& key, const DecodeResult& result,
-              absl::Time now);
+  // recently used entry of its shard when full. Returns the cache answer
+  // it made (also when the cache is disabled).
+  std::shared_ptr<const DecodeResult> Insert(const coalesce::FlightKey& key,
+                                             const DecodeResult& result,
+                                             absl::Time now);
+  // Stores a cache answer made elsewhere (another replica's).
+  void InsertAnswer(const coalesce::FlightKey& key,
+                    std::shared_ptr<const DecodeResult> answer, absl::Time now);
   // The stored result as a cache answer (source CACHE, attempts 0), or
   // nullptr when absent or older than the TTL.
   std::shared_ptr<const DecodeResult> Lookup(const coalesce::FlightKey& key,

@@ -118,6 +118,7 @@ struct ServiceMetrics {
   Gauge flights_in_progress;
   Gauge waiting_for_rate;   // flights queued for a token (or a slot)
   Gauge scheduler_pending;  // timers: retries, staggers, deadlines
+  Gauge redis_up;           // fleet mode: 1 while Redis answers
 
   // The loaded snapshot's labels (vin_snapshot_info); set on load and
   // reload, read by scrapes, never by the decode path.

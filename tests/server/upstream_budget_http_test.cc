@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/batch_session.h"
+#include "testing/request_log.h"
 #include "testing/retry_info.h"
 #include "testing/server_fixture.h"
 #include "testing/vin_gen.h"
@@ -21,6 +22,7 @@ namespace {
 
 using testing::HasSubstr;
 using testing_util::BatchOutcome;
+using testing_util::DensestSecond;
 using testing_util::Item;
 using testing_util::RetryDelayOf;
 using testing_util::RunBatch;
@@ -56,18 +58,6 @@ class UpstreamBudgetHttpTest : public testing_util::ServerFixture {
     return by;
   }
 };
-
-// The most requests the fake saw within any one second.
-size_t DensestSecond(std::vector<fakevpic::RequestRecord> log) {
-  std::sort(log.begin(), log.end(),
-            [](const auto& a, const auto& b) { return a.time < b.time; });
-  size_t densest = 0;
-  for (size_t i = 0, j = 0; i < log.size(); ++i) {
-    while (log[i].time - log[j].time >= absl::Seconds(1)) ++j;
-    densest = std::max(densest, i - j + 1);
-  }
-  return densest;
-}
 
 TEST_F(UpstreamBudgetHttpTest, RateCapHoldsForAMinuteOfDistinctVins) {
   StartServer(Budget(600, 5, 1));

@@ -1,0 +1,92 @@
+// What the replicas of a fleet share (DESIGN "Beyond one machine"), as the
+// engine sees it: the cache of finished decodes, one flight per VIN (a
+// lease, and the owner's events for the other replicas' waiters). The
+// engine works without one; fleet::RedisFleet is the implementation.
+//
+// Calls never block; callbacks run on the backend's threads (the engine
+// posts them to its loop).
+#ifndef VIN_ENGINE_FLEET_BACKEND_H_
+#define VIN_ENGINE_FLEET_BACKEND_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "engine/types.h"
+#include "upstream/upstream_budget.h"
+
+namespace engine {
+
+// An event of a flight, from the replica that owns it to the others.
+struct FleetEvent {
+  enum class Kind {
+    kDone,       // `encoded` holds the result as its owner's callers got it
+    kRetrying,   // `retrying`
+    kFailed,     // `failure`
+    kAbandoned,  // the owner's callers all left: another replica may take it
+  };
+  Kind kind = Kind::kDone;
+  std::string key;     // FleetKey()
+  std::string origin;  // the publishing replica
+  std::shared_ptr<const std::string> encoded;
+  // kDone: the result as a cache answer (source CACHE, attempts 0), the
+  // bytes the shared cache holds.
+  std::shared_ptr<const std::string> cached;
+  Source source = Source::kVpic;
+  int attempts = 0;
+  Retrying retrying;
+  Failure failure;
+};
+
+// The fleet-wide name of a flight's key.
+inline std::string FleetKey(const std::string& vin, int model_year) {
+  return absl::StrCat(vin, "|", model_year);
+}
+
+class FleetBackend {
+ public:
+  struct Claim {
+    enum class Kind {
+      kCached,       // a replica decoded it: `cached` is the cache answer
+      kOwner,        // this replica holds the lease: it asks vPIC
+      kTaken,        // another replica holds it: wait for its events
+      kUnavailable,  // Redis did not answer: go on alone
+    };
+    Kind kind = Kind::kUnavailable;
+    std::shared_ptr<const std::string> cached;
+  };
+
+  virtual ~FleetBackend() = default;
+
+  // The shared cache's answer for `key`, else the lease (taken with `token`
+  // for `lease`) if it is free or already ours, else that it is taken.
+  virtual void ClaimFlight(const std::string& key, const std::string& token,
+                           absl::Duration lease,
+                           std::function<void(Claim)> done) = 0;
+  virtual void RenewLease(const std::string& key, const std::string& token,
+                          absl::Duration lease) = 0;
+  virtual void ReleaseLease(const std::string& key,
+                            const std::string& token) = 0;
+  // Stores a finished decode (its cache answer's bytes) for `ttl`.
+  virtual void StoreResult(const std::string& key, std::string cached,
+                           absl::Duration ttl) = 0;
+  virtual void Publish(const FleetEvent& event) = 0;
+  // Where other replicas' events go (set once, before any is published).
+  virtual void OnEvent(std::function<void(FleetEvent)> handler) = 0;
+  // This replica's name, to tell its own events from the others'.
+  virtual const std::string& replica() const = 0;
+  virtual bool up() const = 0;
+
+  // The fleet's shared upstream budget (rules 9 and 10 across replicas),
+  // driven by the engine's loop. `now` is the engine's monotonic clock;
+  // `post` runs a task on the loop (from any thread).
+  virtual std::unique_ptr<upstream::UpstreamBudget> MakeBudget(
+      const upstream::BudgetOptions& options, std::function<absl::Time()> now,
+      std::function<void(std::function<void()>)> post) = 0;
+};
+
+}  // namespace engine
+
+#endif  // VIN_ENGINE_FLEET_BACKEND_H_

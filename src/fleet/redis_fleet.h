@@ -1,0 +1,65 @@
+// The fleet's shared state in Redis (engine::FleetBackend): finished
+// decodes under <prefix>result:<key> (with the cache TTL), flight leases
+// under <prefix>lease:<key> (SET NX PX, renewed, released by a
+// token-checked script), and flights' events on the channel
+// <prefix>events, which every replica reads and filters.
+//
+// When Redis is down or slow, every call answers at once that it is
+// unavailable (the engine then goes on alone); it comes back by itself.
+// Thread-safe.
+#ifndef VIN_FLEET_REDIS_FLEET_H_
+#define VIN_FLEET_REDIS_FLEET_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "engine/fleet_backend.h"
+#include "fleet/redis_client.h"
+
+namespace fleet {
+
+// The wire form of an event on the channel, and back (nullopt when the
+// bytes are not one).
+std::string EncodeEvent(const engine::FleetEvent& e);
+absl::optional<engine::FleetEvent> DecodeEvent(const std::string& bytes);
+
+class RedisFleet final : public engine::FleetBackend {
+ public:
+  // `on_state`: Redis went down (false) or came back (true).
+  // `fleet_size_hint`: the replicas' number, for the local bucket of the
+  // fallback (--upstream_rate / hint).
+  RedisFleet(RedisAddress address, std::string prefix, absl::Duration timeout,
+             int fleet_size_hint, std::function<void(bool up)> on_state);
+
+  void ClaimFlight(const std::string& key, const std::string& token,
+                   absl::Duration lease,
+                   std::function<void(Claim)> done) override;
+  void RenewLease(const std::string& key, const std::string& token,
+                  absl::Duration lease) override;
+  void ReleaseLease(const std::string& key, const std::string& token) override;
+  void StoreResult(const std::string& key, std::string cached,
+                   absl::Duration ttl) override;
+  void Publish(const engine::FleetEvent& event) override;
+  void OnEvent(std::function<void(engine::FleetEvent)> handler) override;
+  const std::string& replica() const override { return replica_; }
+  bool up() const override { return client_.up(); }
+  std::unique_ptr<upstream::UpstreamBudget> MakeBudget(
+      const upstream::BudgetOptions& options, std::function<absl::Time()> now,
+      std::function<void(std::function<void()>)> post) override;
+
+  uint64_t errors() const { return client_.errors(); }
+  RedisClient& client() { return client_; }
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  const std::string prefix_;
+  const std::string replica_;  // random, per process
+  const int fleet_size_hint_;
+  RedisClient client_;
+};
+
+}  // namespace fleet
+
+#endif  // VIN_FLEET_REDIS_FLEET_H_

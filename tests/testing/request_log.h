@@ -1,0 +1,26 @@
+// What tests read from the fake vPIC's request log.
+#ifndef VIN_TESTS_TESTING_REQUEST_LOG_H_
+#define VIN_TESTS_TESTING_REQUEST_LOG_H_
+
+#include <algorithm>
+#include <vector>
+
+#include "fake_vpic/fake_vpic.h"
+
+namespace testing_util {
+
+// The most requests the fake saw within any one second.
+inline size_t DensestSecond(std::vector<fakevpic::RequestRecord> log) {
+  std::sort(log.begin(), log.end(),
+            [](const auto& a, const auto& b) { return a.time < b.time; });
+  size_t densest = 0;
+  for (size_t i = 0, j = 0; i < log.size(); ++i) {
+    while (log[i].time - log[j].time >= absl::Seconds(1)) ++j;
+    densest = std::max(densest, i - j + 1);
+  }
+  return densest;
+}
+
+}  // namespace testing_util
+
+#endif  // VIN_TESTS_TESTING_REQUEST_LOG_H_
