@@ -21,7 +21,7 @@ packages=(
   libhiredis-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # commands the scripts, tests and benchmarks run
-  python3 curl openssl gzip tar procps redis-server
+  python3 curl openssl gzip tar procps redis-server redis-tools
   nodejs npm
 )
 
