@@ -209,6 +209,15 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
         Sample(static_cast<double>(src.redis_errors()), MetricType::Counter));
     out.push_back(std::move(errors));
   }
+  if (src.redis_commands) {
+    MetricFamily commands = Family(
+        "vin_redis_commands_total",
+        "Commands sent to Redis (fleet mode), each a round trip.",
+        MetricType::Counter);
+    commands.metric.push_back(
+        Sample(static_cast<double>(src.redis_commands()), MetricType::Counter));
+    out.push_back(std::move(commands));
+  }
   return out;
 }
 

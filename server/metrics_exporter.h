@@ -31,6 +31,7 @@ struct MetricsSources {
   // Fleet mode: failed Redis commands, for vin_redis_errors_total (empty:
   // no fleet, and no vin_redis_* metrics).
   std::function<uint64_t()> redis_errors;
+  std::function<uint64_t()> redis_commands;
 };
 
 // The text of every metric, as a scrape of /metrics returns it.

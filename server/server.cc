@@ -78,7 +78,9 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
         options.metrics_listen,
         {s->metrics_.get(), &s->decode_->batch_counters(), options.log_dropped,
          s->fleet_ == nullptr ? std::function<uint64_t()>()
-                              : [f = s->fleet_.get()] { return f->errors(); }});
+                              : [f = s->fleet_.get()] { return f->errors(); },
+         s->fleet_ == nullptr ? std::function<uint64_t()>()
+                              : [f = s->fleet_.get()] { return f->commands(); }});
     if (!exporter.ok()) return exporter.status();
     s->exporter_ = *std::move(exporter);
   }

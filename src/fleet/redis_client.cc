@@ -193,6 +193,7 @@ void RedisClient::RunCommands() {
                              lens.data());
       sent.push_back(std::move(p));
     }
+    commands_sent_.fetch_add(sent.size());
     bool broken = false;
     for (Pending& p : sent) {
       void* raw = nullptr;

@@ -70,6 +70,8 @@ class RedisClient {
 
   bool up() const { return up_.load(); }
   uint64_t errors() const { return errors_.load(); }
+  // Commands sent (each one round trip, though pipelined with others).
+  uint64_t commands() const { return commands_sent_.load(); }
 
  private:
   struct Pending {
@@ -87,6 +89,7 @@ class RedisClient {
   const StateHandler on_state_;
   std::atomic<bool> up_{false};
   std::atomic<uint64_t> errors_{0};
+  std::atomic<uint64_t> commands_sent_{0};
 
   absl::Mutex mu_;
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);

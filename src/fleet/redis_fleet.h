@@ -50,6 +50,7 @@ class RedisFleet final : public engine::FleetBackend {
       std::function<void(std::function<void()>)> post) override;
 
   uint64_t errors() const { return client_.errors(); }
+  uint64_t commands() const { return client_.commands(); }
   RedisClient& client() { return client_; }
   const std::string& prefix() const { return prefix_; }
 
