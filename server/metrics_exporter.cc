@@ -38,10 +38,15 @@ ClientMetric Sample(double value, MetricType type,
 }
 
 void AddCounter(std::vector<MetricFamily>* out, const char* name,
-                const char* help, const metrics::Counter& c) {
+                const char* help, uint64_t value) {
   MetricFamily f = Family(name, help, MetricType::Counter);
-  f.metric.push_back(Sample(static_cast<double>(c.value()), MetricType::Counter));
+  f.metric.push_back(Sample(static_cast<double>(value), MetricType::Counter));
   out->push_back(std::move(f));
+}
+
+void AddCounter(std::vector<MetricFamily>* out, const char* name,
+                const char* help, const metrics::Counter& c) {
+  AddCounter(out, name, help, c.value());
 }
 
 void AddGauge(std::vector<MetricFamily>* out, const char* name,
@@ -186,37 +191,25 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
     out.push_back(std::move(info));
   }
   if (src.log_dropped) {
-    MetricFamily dropped = Family(
-        "vin_log_dropped_total",
-        "Log lines dropped because the log queue was full (logging never "
-        "blocks the decode path).",
-        MetricType::Counter);
-    dropped.metric.push_back(
-        Sample(static_cast<double>(src.log_dropped()), MetricType::Counter));
-    out.push_back(std::move(dropped));
+    AddCounter(&out, "vin_log_dropped_total",
+               "Log lines dropped because the log queue was full (logging "
+               "never blocks the decode path).",
+               src.log_dropped());
   }
   if (src.redis_errors) {
     AddGauge(&out, "vin_redis_up",
              "1 while Redis answers (fleet mode); 0 while this replica "
              "decodes alone.",
              m.redis_up.value());
-    MetricFamily errors = Family(
-        "vin_redis_errors_total",
-        "Redis commands that failed or timed out (each one's caller went on "
-        "without Redis).",
-        MetricType::Counter);
-    errors.metric.push_back(
-        Sample(static_cast<double>(src.redis_errors()), MetricType::Counter));
-    out.push_back(std::move(errors));
+    AddCounter(&out, "vin_redis_errors_total",
+               "Redis commands that failed or timed out (each one's caller "
+               "went on without Redis).",
+               src.redis_errors());
   }
   if (src.redis_commands) {
-    MetricFamily commands = Family(
-        "vin_redis_commands_total",
-        "Commands sent to Redis (fleet mode), each a round trip.",
-        MetricType::Counter);
-    commands.metric.push_back(
-        Sample(static_cast<double>(src.redis_commands()), MetricType::Counter));
-    out.push_back(std::move(commands));
+    AddCounter(&out, "vin_redis_commands_total",
+               "Commands sent to Redis (fleet mode), each a round trip.",
+               src.redis_commands());
   }
   return out;
 }

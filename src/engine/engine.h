@@ -282,6 +282,7 @@ class Engine {
   // Fleet mode (fleet.cc):
   bool FleetActive() const;
   std::string FleetToken(const Flight& f) const;
+  FleetEvent EventOf(const Flight& f, FleetEvent::Kind kind) const;
   void ClaimFleetFlight(Flight* f);
   void OnClaim(const coalesce::FlightKey& key, uint64_t fid,
                FleetBackend::Claim claim);

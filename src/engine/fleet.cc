@@ -36,6 +36,14 @@ std::string Engine::FleetToken(const Flight& f) const {
   return absl::StrCat(options_.fleet->replica(), ":", f.id);
 }
 
+FleetEvent Engine::EventOf(const Flight& f, FleetEvent::Kind kind) const {
+  FleetEvent e;
+  e.kind = kind;
+  e.key = FleetKey(f.key.vin, f.key.model_year);
+  e.origin = options_.fleet->replica();
+  return e;
+}
+
 void Engine::ClaimFleetFlight(Flight* f) {
   const coalesce::FlightKey key = f->key;
   const uint64_t fid = f->id;
@@ -205,10 +213,7 @@ void Engine::FleetDone(Flight* f, const DecodeResult& result,
   // Also a flight that went on alone shares what it found.
   if (cache_answer == nullptr || cache_answer->encoded == nullptr) return;
   options_.fleet->StoreResult(key, *cache_answer->encoded, options_.cache_ttl);
-  FleetEvent e;
-  e.kind = FleetEvent::Kind::kDone;
-  e.key = key;
-  e.origin = options_.fleet->replica();
+  FleetEvent e = EventOf(*f, FleetEvent::Kind::kDone);
   e.encoded = result.encoded;
   e.cached = cache_answer->encoded;
   e.source = result.source;
@@ -227,10 +232,7 @@ void Engine::FleetFailed(Flight* f, const Failure& failure) {
     FleetAbandoned(f);
     return;
   }
-  FleetEvent e;
-  e.kind = FleetEvent::Kind::kFailed;
-  e.key = FleetKey(f->key.vin, f->key.model_year);
-  e.origin = options_.fleet->replica();
+  FleetEvent e = EventOf(*f, FleetEvent::Kind::kFailed);
   e.failure = failure;
   options_.fleet->Publish(e);
   options_.fleet->ReleaseLease(e.key, FleetToken(*f));
@@ -239,10 +241,7 @@ void Engine::FleetFailed(Flight* f, const Failure& failure) {
 void Engine::FleetAbandoned(Flight* f) {
   if (f->state.fleet != FleetRole::kOwner) return;
   f->state.fleet = FleetRole::kLocal;  // told once
-  FleetEvent e;
-  e.kind = FleetEvent::Kind::kAbandoned;
-  e.key = FleetKey(f->key.vin, f->key.model_year);
-  e.origin = options_.fleet->replica();
+  const FleetEvent e = EventOf(*f, FleetEvent::Kind::kAbandoned);
   // Released first, so that the replica the event wakes finds it free.
   options_.fleet->ReleaseLease(e.key, FleetToken(*f));
   options_.fleet->Publish(e);
@@ -250,10 +249,7 @@ void Engine::FleetAbandoned(Flight* f) {
 
 void Engine::FleetRetrying(Flight* f, const Retrying& retrying) {
   if (f->state.fleet != FleetRole::kOwner) return;
-  FleetEvent e;
-  e.kind = FleetEvent::Kind::kRetrying;
-  e.key = FleetKey(f->key.vin, f->key.model_year);
-  e.origin = options_.fleet->replica();
+  FleetEvent e = EventOf(*f, FleetEvent::Kind::kRetrying);
   e.retrying = retrying;
   options_.fleet->Publish(e);
 }
