@@ -144,7 +144,7 @@ void RedisBudget::OnAnswer(const RedisClient::Reply& reply) {
 }
 
 bool RedisBudget::TryAcquire(absl::Time now) {
-  if (!shared_ || !client_->up()) {
+  if (!shared()) {
     // On the local bucket; Redis is asked again from time to time, and
     // its token, if it gives one, is used by the next request.
     if (!asking_ && client_->up() && now >= retry_shared_at_) {
@@ -163,7 +163,7 @@ bool RedisBudget::TryAcquire(absl::Time now) {
 }
 
 absl::Time RedisBudget::StartOfRequest(absl::Time now, double n) const {
-  if (!shared_ || !client_->up()) return local_.StartOfRequest(now, n);
+  if (!shared()) return local_.StartOfRequest(now, n);
   if (granted_ >= n) return now;
   absl::Time first =
       std::max({now, shared_paused_until_, local_.PausedUntil(), next_ask_});
@@ -209,7 +209,7 @@ bool RedisBudget::OnPushback(absl::Time now, absl::Duration pause) {
 bool RedisBudget::OnSuccess(absl::Time now) {
   ++successes_;
   const bool local_changed = local_.OnSuccess(now);
-  if (!shared_ || !client_->up()) return local_changed;
+  if (!shared()) return local_changed;
   // The shared rate climbs in Redis; what the last answer said shows here.
   const bool changed = shared_rate_ != reported_rate_;
   reported_rate_ = shared_rate_;
@@ -217,7 +217,7 @@ bool RedisBudget::OnSuccess(absl::Time now) {
 }
 
 double RedisBudget::EffectiveRatePerMinute() const {
-  if (!shared_ || !client_->up()) return local_.EffectiveRatePerMinute();
+  if (!shared()) return local_.EffectiveRatePerMinute();
   return shared_rate_;
 }
 

@@ -59,7 +59,7 @@ class RedisBudget final : public upstream::UpstreamBudget {
   absl::Time PausedUntil() const override;
 
   // Whether the shared bucket is in use (Redis answered the last ask).
-  bool shared() const { return shared_; }
+  bool shared() const { return shared_ && client_->up(); }
 
  private:
   void Ask();

@@ -18,6 +18,7 @@
 #include "absl/synchronization/notification.h"
 #include "fake_vpic/fake_vpic.h"
 #include "fleet/redis_client.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "testing/redis_server.h"
@@ -304,6 +305,18 @@ TEST_F(FleetTest, RedisStoppedAndRestartedLosesNoDecode) {
   const int before = ok.load();
   ASSERT_TRUE(WaitFor([&] { return ok.load() >= before + 20; }))
       << "decodes go on without Redis";
+  {
+    auto health = grpc::health::v1::Health::NewStub(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", servers_[0]->port()),
+        grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    grpc::health::v1::HealthCheckRequest req;
+    req.set_service("vin.v1.VinDecoderService");
+    grpc::health::v1::HealthCheckResponse resp;
+    ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING)
+        << "the service still answers while Redis is down";
+  }
   std::string error;
   ASSERT_TRUE(redis_.Start(&error)) << error;
   for (auto& s : servers_) {

@@ -1,7 +1,10 @@
 // The wire forms of fleet mode: --redis_url, and the events on the channel.
 #include "fleet/redis_fleet.h"
 
+#include "absl/synchronization/notification.h"
+#include "fleet/redis_budget.h"
 #include "gtest/gtest.h"
+#include "testing/redis_server.h"
 
 namespace fleet {
 namespace {
@@ -92,6 +95,30 @@ TEST(FleetEvents, GarbageIsNoEvent) {
   EXPECT_FALSE(DecodeEvent("9 r K|0\n").has_value());
   EXPECT_FALSE(DecodeEvent("0 r K|0\n0 1 999\nshort").has_value());
   EXPECT_FALSE(DecodeEvent("0 r K|0\n7 1 0\n").has_value()) << "no such source";
+}
+
+// With Redis unreachable, a replica's budget is a local bucket at its share
+// of the rate: --upstream_rate / --fleet_size_hint.
+TEST(RedisBudgetFallback, WithRedisDownEachReplicaKeepsItsShareOfTheRate) {
+  absl::Notification down;
+  RedisClient client({"127.0.0.1", testing_util::FreePort(), 0},
+                     absl::Milliseconds(50), [&](bool up) {
+                       if (!up && !down.HasBeenNotified()) down.Notify();
+                     });
+  ASSERT_TRUE(down.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  upstream::BudgetOptions o;
+  o.rate_per_minute = 600;
+  o.burst = 1;
+  const absl::Time t0 = absl::UnixEpoch() + absl::Hours(1);
+  RedisBudget budget(&client, "vin:budget", o, /*fleet_size_hint=*/3,
+                     [t0] { return t0; }, [](std::function<void()>) {});
+  EXPECT_TRUE(budget.TryAcquire(t0));
+  EXPECT_FALSE(budget.TryAcquire(t0)) << "the burst is spent";
+  EXPECT_FALSE(budget.shared());
+  EXPECT_EQ(budget.StartOfRequest(t0, 1), t0 + absl::Milliseconds(300))
+      << "600 a minute over 3 replicas: one every 300 ms";
+  EXPECT_EQ(budget.EffectiveRatePerMinute(), 200);
+  EXPECT_TRUE(budget.TryAcquire(t0 + absl::Milliseconds(300)));
 }
 
 }  // namespace
