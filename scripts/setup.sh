@@ -13,6 +13,7 @@ shift || true
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config git ca-certificates
+  clang libclang-rt-14-dev
   # libraries CMakeLists.txt finds (tests/setup/packages_test.sh checks that
   # every find_package has its Debian package here)
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev

@@ -1,0 +1,28 @@
+// vPIC answers on any bytes: the single and batch parsers and the
+// classifier never crash, and a 200 is never retried for what it says
+// (DESIGN: a 200 is a finished decode or a rejection, unless it is not JSON).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "vpic/classify.h"
+#include "vpic/parse.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string body(reinterpret_cast<const char*>(data), size);
+  (void)vpic::ParseDecodeVinValues(body);
+  (void)vpic::ParseDecodeVinValuesBatch(body);
+  vpic::HttpResult r;
+  r.http_status = 200;
+  r.body = body;
+  const absl::Time now = absl::FromUnixSeconds(1800000000);
+  (void)vpic::Classify(r, now);
+  const std::vector<std::string> vins = {"1HGCM82633A004352", "5YJ3E1EA7KF317000"};
+  const std::vector<vpic::Outcome> outcomes = vpic::ClassifyBatch(r, now, vins);
+  if (outcomes.size() != vins.size()) __builtin_trap();  // one per VIN asked
+  r.http_status = 503;
+  (void)vpic::Classify(r, now);
+  return 0;
+}
