@@ -118,6 +118,31 @@ TEST_F(LimitsTest, ASmallBufferQuotaStillServesAFeed) {
   EXPECT_EQ(done, 2000);
 }
 
+// A model-year hint out of range is a request problem named as such, never
+// an invalid VIN: unary INVALID_ARGUMENT naming the field, batch
+// FAILED(INVALID_REQUEST); vPIC is not asked.
+TEST_F(LimitsTest, AModelYearHintOutOfRangeIsNamedAsSuch) {
+  StartServer();
+  vin::v1::DecodeRequest req;
+  req.set_vin(kFord);
+  req.set_model_year(1900);
+  vin::v1::DecodeResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = stub_->Decode(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("model_year"));
+  EXPECT_THAT(s.error_message(), HasSubstr("1900"));
+  EXPECT_THAT(s.error_message(), testing::Not(HasSubstr("VIN")));
+  DecodeBatchRequest item = Item(kFord, "y");
+  item.set_model_year(2101);
+  auto out = RunBatch(stub_.get(), {item});
+  ASSERT_TRUE(out.status.ok()) << out.status.error_message();
+  ASSERT_EQ(out.events.size(), 1u);
+  EXPECT_EQ(out.events[0].failed().reason(), vin::v1::FAILURE_REASON_INVALID_REQUEST);
+  EXPECT_THAT(out.events[0].failed().message(), HasSubstr("2101"));
+  EXPECT_EQ(fake_->TotalRequests(), 0);
+}
+
 TEST_F(LimitsTest, AnOversizedRequestIdFailsTheItemNamingTheLimit) {
   StartServer();
   const std::string long_id(64 * 1000, 'r');
