@@ -79,12 +79,43 @@ bool EndsInsideQuotes(absl::string_view text) {
   return SplitFields(text, nullptr) != 0;
 }
 
-absl::StatusOr<absl::optional<std::string>> CsvRecordReader::NextRaw() {
+namespace {
+
+// Reads one physical line (its LF dropped) into `line`, refusing to hold one
+// longer than `max` bytes. False at the end of input with nothing read.
+absl::StatusOr<bool> ReadLine(std::istream* in, std::string* line, size_t max,
+                              int64_t line_number) {
+  line->clear();
+  std::streambuf* buf = in->rdbuf();
+  bool any = false;
+  for (;;) {
+    const int c = buf->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in->setstate(std::ios::eofbit);
+      return any;
+    }
+    any = true;
+    if (c == '\n') return true;
+    if (line->size() == max) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "line ", line_number, " is longer than ", max,
+          " bytes (not a feed of VINs?)"));
+    }
+    line->push_back(static_cast<char>(c));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<absl::optional<std::string>> CsvRecordReader::NextRaw(
+    bool quoted) {
   std::string record;
   std::string line;
   bool started = false;
   while (true) {
-    if (!std::getline(*in_, line)) {
+    auto got = ReadLine(in_, &line, kMaxRecordBytes, lines_read_ + 1);
+    if (!got.ok()) return got.status();
+    if (!*got) {
       if (in_->bad()) return absl::DataLossError("error reading the input");
       if (!started) return absl::nullopt;
       return absl::InvalidArgumentError(
@@ -100,7 +131,7 @@ absl::StatusOr<absl::optional<std::string>> CsvRecordReader::NextRaw() {
       record.push_back('\n');  // the line break was inside quotes
     }
     record.append(line);
-    if (!EndsInsideQuotes(record)) {
+    if (!quoted || !EndsInsideQuotes(record)) {
       if (!record.empty() && record.back() == '\r') record.pop_back();
       return record;
     }

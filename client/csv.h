@@ -46,8 +46,10 @@ class CsvRecordReader {
   // The next logical record's raw text (line terminators between physical
   // lines of a quoted field kept, the final CRLF/LF dropped), or nullopt at
   // the end of input. INVALID_ARGUMENT for a quote left open at the end of
-  // input or a record over kMaxRecordBytes; DATA_LOSS when the stream fails.
-  absl::StatusOr<absl::optional<std::string>> NextRaw();
+  // input or a record (or one physical line) over kMaxRecordBytes;
+  // DATA_LOSS when the stream fails. With `quoted` false, a record is one
+  // physical line whatever quotes it holds (a plain VIN list is not CSV).
+  absl::StatusOr<absl::optional<std::string>> NextRaw(bool quoted = true);
 
   // 1-based physical line number where the last record returned started.
   int64_t line_number() const { return record_line_; }

@@ -71,6 +71,7 @@ absl::StatusOr<std::unique_ptr<FeedReader>> FeedReader::Open(std::istream* in) {
         if (absl::EqualsIgnoreCase(absl::StripAsciiWhitespace((*header)[i]),
                                    "vin")) {
           reader->kind_ = InputKind::kCsv;
+          reader->quoted_ = true;
           reader->vin_column_ = i;
           reader->columns_ = *std::move(header);
           return reader;
@@ -87,7 +88,7 @@ absl::StatusOr<std::unique_ptr<FeedReader>> FeedReader::Open(std::istream* in) {
 
 absl::StatusOr<absl::optional<std::string>> FeedReader::NextNonBlank() {
   while (true) {
-    auto raw = lines_.NextRaw();
+    auto raw = lines_.NextRaw(quoted_);
     if (!raw.ok()) return raw.status();
     if (!raw->has_value()) return absl::nullopt;
     std::string text = **std::move(raw);

@@ -70,6 +70,9 @@ class FeedReader {
   size_t vin_column_ = 0;
   int64_t next_index_ = 0;
   bool first_line_ = true;
+  // Whether records may span lines (CSV after its header; never in a plain
+  // list, nor for the first line, which decides the kind).
+  bool quoted_ = false;
   // A plain list's first line, read during detection and not yet returned.
   absl::optional<std::string> pending_;
 };

@@ -118,6 +118,35 @@ TEST(FeedRead, PlainListSkipsBlankLinesAndTrims) {
   EXPECT_EQ(records[1].vin, "1HGCM82633A004352");
 }
 
+TEST(FeedRead, AStrayQuoteInAPlainListSwallowsNoRow) {
+  // A plain list is not CSV: a quote is part of its line, not the start of
+  // a quoted field that runs on over the following lines.
+  std::istringstream in(
+      "1FTMW1T88MFA00001\n\"1HGCM82633A004352\n5YJ3E1EA7KF317000\n"
+      "1HGCM82633A00435\"2\n1FTMW1T88MFA00001\n");
+  auto reader = FeedReader::Open(&in);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->kind(), InputKind::kPlainList);
+  auto records = ReadAll(**reader);
+  ASSERT_EQ(records.size(), 5u) << "one record a line";
+  EXPECT_EQ(records[1].vin, "\"1HGCM82633A004352");
+  EXPECT_EQ(records[2].vin, "5YJ3E1EA7KF317000");
+  EXPECT_EQ(records[3].vin, "1HGCM82633A00435\"2");
+  EXPECT_EQ(records[4].vin, "1FTMW1T88MFA00001");
+}
+
+TEST(FeedRead, APhysicalLineHasASizeLimit) {
+  // A file that is not a feed (one huge line) is refused, not held whole.
+  std::istringstream in("1FTMW1T88MFA00001\n" + std::string(3 << 20, 'x'));
+  auto reader = FeedReader::Open(&in);
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE((*reader)->Next().ok());
+  auto next = (*reader)->Next();
+  ASSERT_FALSE(next.ok());
+  EXPECT_EQ(next.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(next.status().message(), HasSubstr("line 2 is longer than"));
+}
+
 TEST(FeedRead, LongRowIsABadRowButTrailingEmptyFieldsAreDropped) {
   std::istringstream in(
       "vin,stock\n"
