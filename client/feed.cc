@@ -116,10 +116,18 @@ absl::StatusOr<absl::optional<FeedRecord>> FeedReader::Next() {
 
   FeedRecord record;
   record.index = next_index_++;
+  if (text.size() > kMaxRowBytes) {
+    // Sent, it would be over the server's message limit and end the stream
+    // for every row; failed here, it fails alone.
+    record.problem = absl::StrCat("line ", lines_.line_number(), " is ",
+                                  text.size(), " bytes, over the ",
+                                  kMaxRowBytes, " a row may have; the row was "
+                                  "not sent");
+  }
   if (kind_ == InputKind::kPlainList) {
     record.vin = std::string(absl::StripAsciiWhitespace(text));
     record.fields = {record.vin};
-    if (!IsUtf8(record.vin)) {
+    if (record.problem.empty() && !IsUtf8(record.vin)) {
       record.problem = absl::StrCat("line ", lines_.line_number(),
                                     ": the VIN is not valid UTF-8");
     }
@@ -137,7 +145,7 @@ absl::StatusOr<absl::optional<FeedRecord>> FeedReader::Next() {
          record.fields.back().empty()) {
     record.fields.pop_back();
   }
-  if (record.fields.size() > columns_.size()) {
+  if (record.problem.empty() && record.fields.size() > columns_.size()) {
     record.problem = absl::StrCat(
         "line ", lines_.line_number(), " has ", record.fields.size(),
         " fields, the header has ", columns_.size(), "; the row was not sent");

@@ -40,6 +40,9 @@ struct FeedRecord {
 // Reads records from a stream. Not thread-safe; one owner.
 class FeedReader {
  public:
+  // A longer row is a BAD_ROW record, failed locally and never sent.
+  static constexpr size_t kMaxRowBytes = 64 * 1024;
+
   // Reads up to the first non-empty line to detect the input kind. `in` must
   // outlive the reader. Errors as CsvRecordReader::NextRaw.
   static absl::StatusOr<std::unique_ptr<FeedReader>> Open(std::istream* in);

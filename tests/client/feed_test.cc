@@ -135,6 +135,19 @@ TEST(FeedRead, AStrayQuoteInAPlainListSwallowsNoRow) {
   EXPECT_EQ(records[4].vin, "1FTMW1T88MFA00001");
 }
 
+TEST(FeedRead, ARowOver64KiBIsABadRowTheNextOnesAreRead) {
+  std::istringstream in("vin,notes\n1FTMW1T88MFA00001," +
+                        std::string(70 * 1024, 'n') +
+                        "\n1HGCM82633A004352,short\n");
+  auto reader = FeedReader::Open(&in);
+  ASSERT_TRUE(reader.ok());
+  auto records = ReadAll(**reader);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_THAT(records[0].problem, HasSubstr("line 2 is 71698 bytes, over the 65536"));
+  EXPECT_TRUE(records[1].problem.empty());
+  EXPECT_EQ(records[1].vin, "1HGCM82633A004352");
+}
+
 TEST(FeedRead, APhysicalLineHasASizeLimit) {
   // A file that is not a feed (one huge line) is refused, not held whole.
   std::istringstream in("1FTMW1T88MFA00001\n" + std::string(3 << 20, 'x'));
