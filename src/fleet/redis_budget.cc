@@ -77,6 +77,31 @@ redis.call('HSET', KEYS[1], 'tokens', '0', 'ts', tostring(paused),
 redis.call('PEXPIRE', KEYS[1], 3600000)
 return {paused - now, tostring(rate)})lua";
 
+// The fleet's retry budget: per-second counts of first attempts (f<sec>) and
+// retries (r<sec>) in one hash. Adds ARGV[1] first attempts now, then grants
+// up to ARGV[2] retries if the last 10 s allow them: retries <= ratio
+// (ARGV[3]) x first attempts + floor (ARGV[4] per second) x 10. Returns the
+// retries granted.
+constexpr char kRetryGrant[] = R"lua(
+local sec = tonumber(redis.call('TIME')[1])
+local firsts = tonumber(ARGV[1])
+if firsts > 0 then redis.call('HINCRBY', KEYS[1], 'f' .. sec, firsts) end
+local f, r = 0, 0
+for s = sec - 9, sec do
+  f = f + (tonumber(redis.call('HGET', KEYS[1], 'f' .. s)) or 0)
+  r = r + (tonumber(redis.call('HGET', KEYS[1], 'r' .. s)) or 0)
+end
+for s = sec - 30, sec - 10 do redis.call('HDEL', KEYS[1], 'f' .. s, 'r' .. s) end
+local room = math.floor(tonumber(ARGV[3]) * f + tonumber(ARGV[4]) * 10 - r)
+local grant = math.max(0, math.min(tonumber(ARGV[2]), room))
+if grant > 0 then redis.call('HINCRBY', KEYS[1], 'r' .. sec, grant) end
+redis.call('PEXPIRE', KEYS[1], 30000)
+return grant)lua";
+
+// Retries a replica keeps in stock: enough for a burst of failures between
+// two answers of Redis, few enough not to hold the fleet's budget idle.
+constexpr int64_t kRetryStock = 2;
+
 upstream::BudgetOptions FallbackOptions(upstream::BudgetOptions o, int hint) {
   hint = std::max(1, hint);
   if (o.rate_per_minute > 0) o.rate_per_minute /= hint;
@@ -141,6 +166,56 @@ void RedisBudget::OnAnswer(const RedisClient::Reply& reply) {
                                : now + absl::Milliseconds(e[1].integer);
   shared_paused_until_ = now + absl::Milliseconds(e[2].integer);
   shared_rate_ = RateOf(e[3], shared_rate_);
+}
+
+void RedisBudget::RecordFirstAttempts(absl::Time now, int64_t n) {
+  local_.RecordFirstAttempts(now, n);  // for the fallback
+  firsts_untold_ += n;
+  TopUpRetries();
+}
+
+bool RedisBudget::TryRetry(absl::Time now) {
+  if (options_.retry_ratio < 0) return true;  // no budget
+  const bool local = local_.TryRetry(now);  // counted there too, for the fallback
+  if (!shared() || !retry_grant_seen_) return local;
+  if (retries_granted_ == 0) {
+    TopUpRetries();
+    return false;
+  }
+  --retries_granted_;
+  TopUpRetries();
+  return true;
+}
+
+void RedisBudget::TopUpRetries() {
+  if (topping_up_ || !client_->up() || options_.retry_ratio < 0) return;
+  const int64_t want = std::max<int64_t>(0, kRetryStock - retries_granted_);
+  if (want == 0 && firsts_untold_ == 0) return;
+  topping_up_ = true;
+  firsts_telling_ = firsts_untold_;
+  firsts_untold_ = 0;
+  client_->Command(
+      {"EVAL", kRetryGrant, "1", absl::StrCat(key_, ":retries"),
+       absl::StrCat(firsts_telling_), absl::StrCat(want),
+       absl::StrCat(options_.retry_ratio),
+       absl::StrCat(options_.retry_min_per_second)},
+      [this, alive = alive_, post = post_](RedisClient::Reply r) {
+        post([this, alive, r = std::move(r)] {
+          if (!*alive) return;
+          topping_up_ = false;
+          if (!r.ok() || r->type != RedisValue::Type::kInteger) {
+            firsts_untold_ += firsts_telling_;  // told next time
+            firsts_telling_ = 0;
+            return;
+          }
+          firsts_telling_ = 0;
+          retries_granted_ += r->integer;
+          retry_grant_seen_ = true;
+          // What came meanwhile goes at once; a refusal is asked again
+          // with the next first attempt or retry.
+          if (firsts_untold_ > 0) TopUpRetries();
+        });
+      });
 }
 
 bool RedisBudget::TryAcquire(absl::Time now) {

@@ -15,11 +15,15 @@
 // local bucket at --upstream_rate / --fleet_size_hint, and goes back to the
 // shared one when Redis answers again.
 //
-// The retry budget (rule 11) stays per replica, with its floor divided by
-// the fleet size hint: a retry is decided the moment an attempt fails, on
-// the loop, and cannot wait for Redis; its ratio part is additive (each
-// replica's retries are a share of its own first attempts), so the
-// replicas' budgets add up to the fleet's.
+// The retry budget (rule 11) is the fleet's too: first attempts and retries
+// are counted per second in a Redis hash, and the budget is checked there
+// over the last 10 s. A retry is decided the moment an attempt fails, on
+// the loop, and cannot wait for Redis; so a replica keeps a small stock of
+// retries that Redis granted it (taken from the fleet's budget when
+// granted), spends one per retry, and asks for more, with the first
+// attempts it made since, when it runs low. A replica never retries beyond
+// what the fleet's budget granted; a granted retry left unused is simply
+// not made, which errs on the side of fewer requests.
 //
 // Loop-thread only, like every UpstreamBudget.
 #ifndef VIN_FLEET_REDIS_BUDGET_H_
@@ -49,10 +53,8 @@ class RedisBudget final : public upstream::UpstreamBudget {
 
   bool TryAcquire(absl::Time now) override;
   absl::Time StartOfRequest(absl::Time now, double n) const override;
-  void RecordFirstAttempts(absl::Time now, int64_t n) override {
-    local_.RecordFirstAttempts(now, n);
-  }
-  bool TryRetry(absl::Time now) override { return local_.TryRetry(now); }
+  void RecordFirstAttempts(absl::Time now, int64_t n) override;
+  bool TryRetry(absl::Time now) override;
   bool OnPushback(absl::Time now, absl::Duration pause) override;
   bool OnSuccess(absl::Time now) override;
   double EffectiveRatePerMinute() const override;
@@ -64,6 +66,9 @@ class RedisBudget final : public upstream::UpstreamBudget {
  private:
   void Ask();
   void OnAnswer(const RedisClient::Reply& reply);
+  // Tells Redis the first attempts made since the last time, and asks for
+  // retries up to the stock, when none such request is in flight.
+  void TopUpRetries();
 
   RedisClient* const client_;
   const std::string key_;
@@ -84,6 +89,14 @@ class RedisBudget final : public upstream::UpstreamBudget {
   int successes_ = 0;  // since the last ask
   double reported_rate_;  // the shared rate OnSuccess last reported
   absl::Time retry_shared_at_ = absl::InfinitePast();  // after a failure
+  // The shared retry budget: first attempts not yet told to Redis (and
+  // those on their way), the retries Redis granted and not yet spent, and
+  // whether a grant was ever received (until then, the local budget).
+  int64_t firsts_untold_ = 0;
+  int64_t firsts_telling_ = 0;
+  int64_t retries_granted_ = 0;
+  bool topping_up_ = false;
+  bool retry_grant_seen_ = false;
 };
 
 }  // namespace fleet

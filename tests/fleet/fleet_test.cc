@@ -276,6 +276,59 @@ TEST_F(FleetTest, A429OnOneReplicaPausesTheOthers) {
       << "B never saw a 429 itself";
 }
 
+TEST_F(FleetTest, AnOutageCostsTheFleetAtMostATenthMoreThanWasAsked) {
+  server::ServerOptions o = Defaults();
+  o.engine.max_attempts = 4;
+  o.engine.budget.retry_ratio = 0.1;
+  o.engine.budget.retry_min_per_second = 1;
+  StartReplicas(o);
+  auto outage = fakevpic::Step::ParseList("503,503,503,503,503,503,503,503");
+  ASSERT_TRUE(outage.ok());
+  fake_->ScriptEveryVin(*outage);
+  constexpr int kVins = 300;
+  const absl::Time start = absl::Now();
+  Calls calls;
+  for (int i = 0; i < kVins; ++i) {
+    calls.Start(stubs_[i % kReplicas].get(), ValidVin(20000 + i));
+  }
+  ASSERT_TRUE(calls.Wait());
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  int unavailable = 0;
+  for (const auto* c : calls.calls()) {
+    unavailable += c->status.error_code() == grpc::StatusCode::UNAVAILABLE;
+  }
+  EXPECT_EQ(unavailable, kVins);
+  // One budget for the fleet: a tenth of the 300 first attempts, plus the
+  // floor (1/s over a 10 s window) once, not once per replica.
+  EXPECT_LE(fake_->TotalRequests(), 1.1 * kVins + 1 * std::max(seconds, 10.0))
+      << "over " << seconds << " s";
+  uint64_t refused = 0, retried = 0;
+  for (const auto& s : servers_) {
+    refused += s->engine().Stats().retries_refused;
+    retried += s->metrics().upstream_retries.value();
+  }
+  EXPECT_GT(refused, kVins / 2u);
+  // Every retry made was granted by the fleet's budget in Redis.
+  fleet::RedisClient probe({"127.0.0.1", redis_.port(), 0}, absl::Seconds(1),
+                           nullptr);
+  absl::Notification got;
+  long long granted = 0, firsts = 0;
+  probe.Command({"HGETALL", "vin:budget:retries"},
+                [&](fleet::RedisClient::Reply r) {
+                  if (r.ok()) {
+                    for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+                      const long long v = std::stoll(r->elements[i + 1].str);
+                      (r->elements[i].str[0] == 'r' ? granted : firsts) += v;
+                    }
+                  }
+                  got.Notify();
+                });
+  got.WaitForNotification();
+  EXPECT_EQ(firsts, kVins) << "every replica's first attempts are counted there";
+  EXPECT_GT(retried, 0u);
+  EXPECT_LE(static_cast<long long>(retried), granted);
+}
+
 TEST_F(FleetTest, RedisStoppedAndRestartedLosesNoDecode) {
   server::ServerOptions o = Defaults();
   o.metrics_listen = "127.0.0.1:0";
