@@ -86,6 +86,9 @@ ABSL_FLAG(int64_t, max_memory, int64_t{1} << 30,
 ABSL_FLAG(std::string, metrics_listen, "",
           "address:port for Prometheus metrics (GET /metrics); empty: no "
           "metrics (scripts/serve.sh passes 127.0.0.1:9464)");
+ABSL_FLAG(int64_t, log_queue_lines, 8192,
+          "log lines waiting for stdout at most; beyond it lines are dropped "
+          "(and counted), never waited for");
 ABSL_FLAG(std::string, redis_url, "",
           "fleet mode: redis://host:port[/db] holding the cache, the flights "
           "and the NHTSA budget the replicas share; empty: this process alone");
@@ -248,8 +251,11 @@ int main(int argc, char** argv) {
   // A client or a log reader that goes away must not kill the process.
   signal(SIGPIPE, SIG_IGN);
 
+  const size_t queue_lines = static_cast<size_t>(
+      std::max<int64_t>(16, absl::GetFlag(FLAGS_log_queue_lines)));
   if (absl::Status s = server::log::Init(absl::GetFlag(FLAGS_log_level),
-                                         absl::GetFlag(FLAGS_log_format));
+                                         absl::GetFlag(FLAGS_log_format),
+                                         queue_lines);
       !s.ok()) {
     return UsageError(std::string(s.message()));
   }

@@ -79,7 +79,7 @@ mkfifo "$work/log.fifo"
 exec 3<>"$work/log.fifo"
 "$server_bin" --listen=127.0.0.1:0 --vpic_base_url="$vpic_url" \
   --metrics_listen=127.0.0.1:0 --upstream_rate=0 --log_level=debug \
-  >"$work/log.fifo" 2>&1 &
+  --log_queue_lines=1024 >"$work/log.fifo" 2>&1 &
 server_pid=$!
 for _ in 1 2 3; do
   IFS= read -r -t 20 line <&3 || fail "no start-up line"
