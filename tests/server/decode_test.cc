@@ -3,7 +3,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
@@ -207,6 +209,26 @@ TEST_F(DecodeTest, RetryAfterOneSecondIsRespected) {
   auto log = fake_->RequestsFor(kHonda);
   ASSERT_EQ(log.size(), 2u);
   EXPECT_GE(log[1].time - log[0].time, absl::Seconds(1));
+}
+
+TEST_F(DecodeTest, ARetryAfterDateIsWaitedOutEndToEnd) {
+  StartServer();
+  // Three seconds ahead, at the date's one-second resolution.
+  const absl::Time until = absl::FromUnixSeconds(
+      absl::ToUnixSeconds(absl::Now() + absl::Seconds(3)));
+  Script(kHonda, absl::StrCat("429:", absl::FormatTime(
+                                          "%a, %d %b %Y %H:%M:%S GMT", until,
+                                          absl::UTCTimeZone()),
+                              ",ok"));
+  DecodeResponse resp;
+  grpc::Status s = Decode(kHonda, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.result().attempts(), 2);
+  const auto log = fake_->RequestsFor(kHonda);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_GE(log[1].time, until - absl::Milliseconds(5))
+      << "the retry waited for the date vPIC gave";
+  EXPECT_LT(log[1].time, until + absl::Seconds(2)) << "and not much longer";
 }
 
 TEST_F(DecodeTest, TwoHundredConcurrentCallersMakeOneUpstreamRequest) {
