@@ -328,6 +328,42 @@ TEST_F(UpstreamBudgetTest, AWaiterWhoseDeadlineComesBeforeItsTokenLeavesAtOnce) 
   EXPECT_EQ(upstream_->sent().size(), 2u) << "never a request for the hurried one";
 }
 
+TEST_F(UpstreamBudgetTest, ALateJoinerOfARetryingFlightGetsItsLastRetrying) {
+  EngineOptions o = Options(0, 1, 1);
+  o.retry_base = absl::Seconds(1);
+  o.retry_cap = absl::Seconds(4);
+  Make(o);
+  const std::string vin = ValidVin(7);
+  RecordingListener* first = Submit(vin);
+  Turn();
+  upstream_->Reply(1, ScriptedUpstream::Status(503));
+  Turn();
+  ASSERT_EQ(first->kinds(), (std::vector<std::string>{"queued", "retrying"}));
+  const Retrying r = first->events()[1].retrying;
+  clock_.Advance(absl::Milliseconds(200));
+  // A joiner with time to wait: QUEUED (coalesced), then the flight's last
+  // RETRYING, as the first caller had it.
+  RecordingListener* patient = Submit(vin);
+  // One whose deadline comes before the wake-up: the same two, then FAILED
+  // at once with the time left to the wake-up.
+  RecordingListener* hurried = Submit(vin, r.next_delay - absl::Milliseconds(400));
+  Turn();
+  ASSERT_EQ(patient->kinds(), (std::vector<std::string>{"queued", "retrying"}));
+  EXPECT_TRUE(patient->events()[0].coalesced);
+  EXPECT_EQ(patient->events()[1].retrying.attempt, r.attempt);
+  EXPECT_EQ(patient->events()[1].retrying.next_delay, r.next_delay);
+  ASSERT_EQ(hurried->kinds(),
+            (std::vector<std::string>{"queued", "retrying", "failed"}));
+  const Failure& f = hurried->events()[2].failure;
+  EXPECT_EQ(f.reason, FailureReason::kUpstreamUnavailable);
+  EXPECT_TRUE(f.retryable);
+  EXPECT_EQ(f.retry_delay, r.next_delay - absl::Milliseconds(200));
+  RunAnsweringOk(absl::Seconds(5));
+  EXPECT_EQ(first->kinds().back(), "done");
+  EXPECT_EQ(patient->kinds().back(), "done");
+  EXPECT_EQ(upstream_->sent().size(), 2u) << "one flight, one retry";
+}
+
 TEST_F(UpstreamBudgetTest, APauseSendsAwayWaitersItWouldMakeLate) {
   Make(Options(600, 1, 1));
   Submit(ValidVin(1));
