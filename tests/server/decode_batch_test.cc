@@ -114,6 +114,44 @@ TEST_F(DecodeBatchTest, TenThousandItemsWithDuplicatesAndInvalidVins) {
   }
 }
 
+TEST_F(DecodeBatchTest, ItemsBeyondTheServersCapacityFailOverloadedAlone) {
+  server::ServerOptions o = Defaults();
+  o.engine.max_waiters = 2;  // --max_pending
+  StartServer(o);
+  fake_->HoldAnswers();  // the first two stay in progress
+  std::vector<DecodeBatchRequest> feed;
+  for (int i = 0; i < 5; ++i) feed.push_back(Item(ValidVin(400 + i), absl::StrCat("r", i)));
+  int overloaded = 0;
+  BatchOutcome out = RunBatch(stub_.get(), feed, [&](const DecodeBatchResponse& e) {
+    if (e.has_failed() &&
+        e.failed().reason() == vin::v1::FAILURE_REASON_OVERLOADED &&
+        ++overloaded == 3) {
+      fake_->ReleaseAnswers();  // now the two in progress may finish
+    }
+  });
+  ASSERT_TRUE(out.status.ok()) << out.status.error_message();
+  std::map<std::string, std::vector<DecodeBatchResponse>> by_id;
+  for (const auto& e : out.events) by_id[e.request_id()].push_back(e);
+  ASSERT_EQ(by_id.size(), 5u);
+  int done = 0, failed = 0;
+  for (const auto& [id, events] : by_id) {
+    int terminals = 0;
+    for (const auto& e : events) terminals += e.has_done() || e.has_failed();
+    EXPECT_EQ(terminals, 1) << id;
+    const auto& last = events.back();
+    if (last.has_done()) ++done;
+    if (last.has_failed()) {
+      ++failed;
+      EXPECT_EQ(last.failed().reason(), vin::v1::FAILURE_REASON_OVERLOADED);
+      EXPECT_TRUE(last.failed().retryable());
+      EXPECT_THAT(last.failed().message(), HasSubstr("2 decodes in progress"));
+    }
+  }
+  EXPECT_EQ(done, 2);
+  EXPECT_EQ(failed, 3);
+  EXPECT_EQ(fake_->TotalRequests(), 2) << "refused items never reach vPIC";
+}
+
 TEST_F(DecodeBatchTest, DefaultRequestIdIsThePosition) {
   StartServer();
   BatchOutcome out =
