@@ -36,9 +36,11 @@ struct SliceHold {
 // A slice over bytes that the slice keeps alive (no copy).
 grpc::Slice SharedSlice(std::shared_ptr<const std::string> bytes) {
   auto* hold = new SliceHold{std::move(bytes)};
-  hold->made.store(true, std::memory_order_release);
+  char* data = const_cast<char*>(hold->bytes->data());
+  const size_t size = hold->bytes->size();
+  hold->made.store(true, std::memory_order_release);  // hold is not read after
   return grpc::Slice(
-      const_cast<char*>(hold->bytes->data()), hold->bytes->size(),
+      data, size,
       [](void* p) {
         auto* h = static_cast<SliceHold*>(p);
         h->made.load(std::memory_order_acquire);

@@ -250,6 +250,15 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   // A client or a log reader that goes away must not kill the process.
   signal(SIGPIPE, SIG_IGN);
+  // Block the stop signals in every thread, before the first one (the
+  // logger's) starts: a thread that left them unblocked could take a
+  // SIGTERM and die of it. main waits for them below.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const size_t queue_lines = static_cast<size_t>(
       std::max<int64_t>(16, absl::GetFlag(FLAGS_log_queue_lines)));
@@ -261,14 +270,6 @@ int main(int argc, char** argv) {
   }
   absl::StatusOr<server::ServerOptions> options = OptionsFromFlags();
   if (!options.ok()) return UsageError(std::string(options.status().message()));
-
-  // Block the stop signals in every thread; main waits for them below.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   server::LogObserver observer;
   options->engine.observer = &observer;

@@ -354,7 +354,7 @@ TEST_F(UpstreamBudgetTest, ALateJoinerOfARetryingFlightGetsItsLastRetrying) {
   EXPECT_EQ(patient->events()[1].retrying.next_delay, r.next_delay);
   ASSERT_EQ(hurried->kinds(),
             (std::vector<std::string>{"queued", "retrying", "failed"}));
-  const Failure& f = hurried->events()[2].failure;
+  const Failure f = hurried->events()[2].failure;
   EXPECT_EQ(f.reason, FailureReason::kUpstreamUnavailable);
   EXPECT_TRUE(f.retryable);
   EXPECT_EQ(f.retry_delay, r.next_delay - absl::Milliseconds(200));
