@@ -196,6 +196,45 @@ TEST_F(DecodeBatchTest, OversizedMessageEndsTheStreamWithAClearStatus) {
   EXPECT_TRUE(Decode(kHonda, &resp).ok());
 }
 
+TEST_F(DecodeBatchTest, AnOversizedMessageAfterGoodItemsLeavesNothingBehind) {
+  StartServer();
+  fake_->HoldAnswers();  // the good items stay in progress
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
+  auto stream = stub_->DecodeBatch(&ctx);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(stream->Write(Item(ValidVin(700 + i), absl::StrCat("g", i))));
+  }
+  DecodeBatchResponse e;
+  int queued = 0;
+  while (queued < 5 && stream->Read(&e)) queued += e.has_queued();
+  ASSERT_EQ(queued, 5);
+  stream->Write(Item(kHonda, std::string(100 * 1024, 'x')));  // may fail: ends
+  stream->WritesDone();
+  while (stream->Read(&e)) {
+  }
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("larger than max"));
+  // The stream's items left their flights: nothing waits, nothing is sent.
+  ASSERT_TRUE(server_->engine().WaitForStats(
+      [](const engine::EngineStats& s) {
+        return s.flights == 0 && s.waiters == 0 && s.upstream_active == 0;
+      },
+      absl::Seconds(20)));
+  EXPECT_EQ(server_->batch_counters().items_outstanding.load(), 0);
+  // The stream's OnDone (which closes it in the counters) may come just after
+  // the client has its status: polled, with a bound.
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (server_->batch_counters().streams.load() != 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(server_->batch_counters().streams.load(), 0);
+  fake_->ReleaseAnswers();
+  vin::v1::DecodeResponse resp;
+  EXPECT_TRUE(Decode(kHonda, &resp).ok()) << "and the server goes on serving";
+}
+
 TEST_F(DecodeBatchTest, OutageRetriesSpreadOutThenSucceed) {
   server::ServerOptions o = OneRequestPerAttempt();
   o.engine.retry_base = absl::Milliseconds(50);
