@@ -281,6 +281,7 @@ class Engine {
 
   // Fleet mode (fleet.cc):
   bool FleetActive() const;
+  std::string FleetToken(uint64_t flight_id) const;
   std::string FleetToken(const Flight& f) const;
   FleetEvent EventOf(const Flight& f, FleetEvent::Kind kind) const;
   void ClaimFleetFlight(Flight* f);

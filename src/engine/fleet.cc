@@ -17,6 +17,16 @@
 namespace engine {
 namespace {
 
+// Another replica's decode as this one's cache answers it.
+std::shared_ptr<DecodeResult> CacheAnswer(const std::string& vin,
+                                          std::shared_ptr<const std::string> bytes) {
+  auto answer = std::make_shared<DecodeResult>();
+  answer->vin = vin;
+  answer->source = Source::kCache;
+  answer->encoded = std::move(bytes);
+  return answer;
+}
+
 absl::optional<coalesce::FlightKey> ParseFleetKey(const std::string& key) {
   std::pair<std::string, std::string> parts =
       absl::StrSplit(key, absl::MaxSplits('|', 1));
@@ -32,9 +42,11 @@ bool Engine::FleetActive() const {
   return options_.fleet != nullptr && options_.encoder && options_.fleet->up();
 }
 
-std::string Engine::FleetToken(const Flight& f) const {
-  return absl::StrCat(options_.fleet->replica(), ":", f.id);
+std::string Engine::FleetToken(uint64_t flight_id) const {
+  return absl::StrCat(options_.fleet->replica(), ":", flight_id);
 }
+
+std::string Engine::FleetToken(const Flight& f) const { return FleetToken(f.id); }
 
 FleetEvent Engine::EventOf(const Flight& f, FleetEvent::Kind kind) const {
   FleetEvent e;
@@ -63,9 +75,8 @@ void Engine::OnClaim(const coalesce::FlightKey& key, uint64_t fid,
                        f->state.fleet != FleetRole::kRemote)) {
     // Its callers left meanwhile: a lease it got goes back at once.
     if (claim.kind == FleetBackend::Claim::Kind::kOwner) {
-      options_.fleet->ReleaseLease(
-          FleetKey(key.vin, key.model_year),
-          absl::StrCat(options_.fleet->replica(), ":", fid));
+      options_.fleet->ReleaseLease(FleetKey(key.vin, key.model_year),
+                                   FleetToken(fid));
     }
     return;
   }
@@ -80,10 +91,7 @@ void Engine::OnClaim(const coalesce::FlightKey& key, uint64_t fid,
   }
   switch (claim.kind) {
     case Kind::kCached: {
-      auto answer = std::make_shared<DecodeResult>();
-      answer->vin = key.vin;
-      answer->source = Source::kCache;
-      answer->encoded = std::move(claim.cached);
+      auto answer = CacheAnswer(key.vin, std::move(claim.cached));
       cache_.InsertAnswer(key, answer, clock_->Now());
       AnswerFromFleet(f, std::move(answer));
       return;
@@ -141,10 +149,7 @@ void Engine::OnFleetEvent(const FleetEvent& e) {
   if (e.kind == FleetEvent::Kind::kDone) {
     // Every replica keeps the fleet's decodes in its own cache too, so that
     // repeats are answered without a trip to Redis.
-    cached = std::make_shared<DecodeResult>();
-    cached->vin = key->vin;
-    cached->source = Source::kCache;
-    cached->encoded = e.cached;
+    cached = CacheAnswer(key->vin, e.cached);
     cache_.InsertAnswer(*key, cached, clock_->Now());
   }
   Flight* f = table_.Find(*key);

@@ -21,6 +21,17 @@ namespace {
 // upstream rate says so in its QUEUED event.
 constexpr absl::Duration kRateWaitShown = absl::Milliseconds(500);
 
+// The QUEUED of a waiter whose flight's request is expected at `start`.
+Queued QueuedFor(bool coalesced, absl::Time start, absl::Time now) {
+  Queued queued;
+  queued.coalesced = coalesced;
+  if (start - now > kRateWaitShown) {
+    queued.waiting_for_rate = true;
+    queued.estimated_wait = start - now;
+  }
+  return queued;
+}
+
 }  // namespace
 
 void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
@@ -93,13 +104,7 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   const absl::Time start = f->state.ticket != 0
                                ? gate_.EstimatedStart(f->state.ticket, now)
                                : now;
-  Queued queued;
-  queued.coalesced = true;
-  if (start - now > kRateWaitShown) {
-    queued.waiting_for_rate = true;
-    queued.estimated_wait = start - now;
-  }
-  listener->OnQueued(queued);
+  listener->OnQueued(QueuedFor(true, start, now));
   if (f->state.last_retrying) listener->OnRetrying(*f->state.last_retrying);
   // A waiter whose deadline falls before the flight's next attempt leaves
   // at once: it would only sleep into its deadline.
@@ -132,12 +137,7 @@ void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
   auto it = f->waiters.find(creator);
   if (it != f->waiters.end() && f->state.claimer == creator) {
     f->state.claimer = 0;
-    Queued queued;
-    if (start - now > kRateWaitShown) {
-      queued.waiting_for_rate = true;
-      queued.estimated_wait = start - now;
-    }
-    it->second.listener->OnQueued(queued);
+    it->second.listener->OnQueued(QueuedFor(false, start, now));
   }
   std::vector<WaiterId> leaving;
   for (const auto& [id, w] : f->waiters) {

@@ -134,6 +134,15 @@ RedisBudget::RedisBudget(RedisClient* client, std::string key,
 
 RedisBudget::~RedisBudget() { *alive_ = false; }
 
+RedisClient::Callback RedisBudget::OnLoop(
+    std::function<void(RedisClient::Reply)> fn) {
+  return [alive = alive_, post = post_, fn = std::move(fn)](RedisClient::Reply r) {
+    post([alive, fn, r = std::move(r)]() mutable {
+      if (*alive) fn(std::move(r));
+    });
+  };
+}
+
 void RedisBudget::Ask() {
   asking_ = true;
   const int successes = successes_;
@@ -141,13 +150,10 @@ void RedisBudget::Ask() {
   client_->Command(
       {"EVAL", kTake, "1", key_, absl::StrCat(options_.rate_per_minute),
        absl::StrCat(options_.burst), absl::StrCat(successes)},
-      [this, alive = alive_, post = post_, successes](RedisClient::Reply r) {
-        post([this, alive, successes, r = std::move(r)] {
-          if (!*alive) return;
-          if (!r.ok()) successes_ += successes;  // told next time
-          OnAnswer(r);
-        });
-      });
+      OnLoop([this, successes](RedisClient::Reply r) {
+        if (!r.ok()) successes_ += successes;  // told next time
+        OnAnswer(r);
+      }));
 }
 
 void RedisBudget::OnAnswer(const RedisClient::Reply& reply) {
@@ -199,23 +205,20 @@ void RedisBudget::TopUpRetries() {
        absl::StrCat(firsts_telling_), absl::StrCat(want),
        absl::StrCat(options_.retry_ratio),
        absl::StrCat(options_.retry_min_per_second)},
-      [this, alive = alive_, post = post_](RedisClient::Reply r) {
-        post([this, alive, r = std::move(r)] {
-          if (!*alive) return;
-          topping_up_ = false;
-          if (!r.ok() || r->type != RedisValue::Type::kInteger) {
-            firsts_untold_ += firsts_telling_;  // told next time
-            firsts_telling_ = 0;
-            return;
-          }
+      OnLoop([this](RedisClient::Reply r) {
+        topping_up_ = false;
+        if (!r.ok() || r->type != RedisValue::Type::kInteger) {
+          firsts_untold_ += firsts_telling_;  // told next time
           firsts_telling_ = 0;
-          retries_granted_ += r->integer;
-          retry_grant_seen_ = true;
-          // What came meanwhile goes at once; a refusal is asked again
-          // with the next first attempt or retry.
-          if (firsts_untold_ > 0) TopUpRetries();
-        });
-      });
+          return;
+        }
+        firsts_telling_ = 0;
+        retries_granted_ += r->integer;
+        retry_grant_seen_ = true;
+        // What came meanwhile goes at once; a refusal is asked again with
+        // the next first attempt or retry.
+        if (firsts_untold_ > 0) TopUpRetries();
+      }));
 }
 
 bool RedisBudget::TryAcquire(absl::Time now) {
@@ -263,20 +266,16 @@ bool RedisBudget::OnPushback(absl::Time now, absl::Duration pause) {
     client_->Command(
         {"EVAL", kPushback, "1", key_, absl::StrCat(options_.rate_per_minute),
          absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(pause)))},
-        [this, alive = alive_, post = post_](RedisClient::Reply r) {
+        OnLoop([this](RedisClient::Reply r) {
           if (!r.ok() || r->type != RedisValue::Type::kArray ||
               r->elements.size() != 2) {
             return;
           }
-          post([this, alive, r = std::move(r)] {
-            if (!*alive) return;
-            const absl::Time now = now_();
-            shared_paused_until_ =
-                std::max(shared_paused_until_,
-                         now + absl::Milliseconds(r->elements[0].integer));
-            shared_rate_ = RateOf(r->elements[1], shared_rate_);
-          });
-        });
+          shared_paused_until_ =
+              std::max(shared_paused_until_,
+                       now_() + absl::Milliseconds(r->elements[0].integer));
+          shared_rate_ = RateOf(r->elements[1], shared_rate_);
+        }));
   }
   return changed;
 }

@@ -66,6 +66,9 @@ class RedisBudget final : public upstream::UpstreamBudget {
  private:
   void Ask();
   void OnAnswer(const RedisClient::Reply& reply);
+  // A reply callback that runs `fn` on the engine's loop, unless the budget
+  // is gone by then.
+  RedisClient::Callback OnLoop(std::function<void(RedisClient::Reply)> fn);
   // Tells Redis the first attempts made since the last time, and asks for
   // retries up to the stock, when none such request is in flight.
   void TopUpRetries();

@@ -218,14 +218,17 @@ void RedisClient::RunCommands() {
 
 void RedisClient::RunSubscriber() {
   redisContext* c = nullptr;
+  // The subscription, read again only when (re)connecting, not per message.
+  std::string channel;
+  MessageHandler on_message;
   for (;;) {
-    std::string channel;
-    MessageHandler on_message;
     {
       absl::MutexLock lock(&mu_);
       if (stop_) break;
-      channel = channel_;
-      on_message = on_message_;
+      if (c == nullptr) {
+        channel = channel_;
+        on_message = on_message_;
+      }
     }
     if (channel.empty()) {
       absl::MutexLock lock(&mu_);

@@ -168,52 +168,48 @@ class AnswerSax {
     if (depth_ == 3 && current_ != nullptr) return Slot::kVariable;
     return Slot::kOther;
   }
+  // The top value and "Results" are noted whatever their kind; returns
+  // whether `slot` was one of them.
+  bool NoteTopOrResults(Slot slot, const char* type) {
+    if (slot == Slot::kTop) {
+      top_type = type;
+      return true;
+    }
+    if (slot == Slot::kResults) {
+      has_results = true;
+      results_type = type;
+      next_is_results_ = false;
+      return true;
+    }
+    return false;
+  }
   bool Scalar(const char* type, std::string text) {
-    switch (SlotOfValue()) {
-      case Slot::kTop:
-        top_type = type;
-        break;
-      case Slot::kResults:
-        has_results = true;
-        results_type = type;
-        next_is_results_ = false;
-        break;
+    const Slot slot = SlotOfValue();
+    if (NoteTopOrResults(slot, type)) return true;
+    switch (slot) {
       case Slot::kResult:
         if (results_count++ < max_results_) results.push_back({type});
         break;
       case Slot::kVariable:
         current_->variables.emplace_back(std::move(key_), std::move(text));
         break;
-      case Slot::kOther:
+      default:
         break;
     }
     return true;
   }
   bool Open(const char* type) {
-    switch (SlotOfValue()) {
-      case Slot::kTop:
-        top_type = type;
-        break;
-      case Slot::kResults:
-        has_results = true;
-        results_type = type;
-        next_is_results_ = false;
-        in_results_ = type[0] == 'a';
-        break;
-      case Slot::kResult:
-        if (results_count++ < max_results_) {
-          results.push_back({type});
-          if (type[0] == 'o') current_ = &results.back();
-        }
-        break;
-      case Slot::kVariable:
-        if (current_->bad_type == nullptr) {
-          current_->bad_name = key_;
-          current_->bad_type = type;
-        }
-        break;
-      case Slot::kOther:
-        break;
+    const Slot slot = SlotOfValue();
+    if (NoteTopOrResults(slot, type)) {
+      if (slot == Slot::kResults) in_results_ = type[0] == 'a';
+    } else if (slot == Slot::kResult) {
+      if (results_count++ < max_results_) {
+        results.push_back({type});
+        if (type[0] == 'o') current_ = &results.back();
+      }
+    } else if (slot == Slot::kVariable && current_->bad_type == nullptr) {
+      current_->bad_name = key_;
+      current_->bad_type = type;
     }
     ++depth_;
     return true;
