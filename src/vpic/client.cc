@@ -22,6 +22,7 @@ struct Client::Transfer {
   bool too_large = false;  // the body passed max_body
   std::string post_body;  // batch requests; must outlive the transfer
   char error[CURL_ERROR_SIZE] = {0};
+  std::string refused;  // why curl_multi_add_handle refused it, if it did
 };
 
 namespace {
@@ -221,7 +222,17 @@ Client::Transfer* Client::Begin(const std::string& url, Callback done) {
 }
 
 Client::RequestId Client::Add(Transfer* t) {
-  curl_multi_add_handle(multi_, t->easy);
+  const int rc = options_.add_handle
+                     ? options_.add_handle(multi_, t->easy)
+                     : curl_multi_add_handle(multi_, t->easy);
+  if (rc != CURLM_OK) {
+    // Not failed here: the callback runs inside a later Poll(), after the
+    // caller has the id, as for any other transfer.
+    t->refused = absl::StrCat(
+        "libcurl could not start the request (curl_multi_add_handle: ",
+        curl_multi_strerror(static_cast<CURLMcode>(rc)), ")");
+    refused_.push_back(t->id);
+  }
   const RequestId id = t->id;
   transfers_.emplace(id, std::move(starting_));
   return id;
@@ -282,6 +293,17 @@ void Client::Finish(Transfer* t, int curl_code) {
   done(std::move(result));
 }
 
+void Client::FailRefused(Transfer* t) {
+  HttpResult result;
+  result.transport = Transport::kOther;  // may pass (e.g. out of memory)
+  result.transport_message = std::move(t->refused);
+  // libcurl never had it; a handle it rejected is not pooled.
+  curl_easy_cleanup(t->easy);
+  Callback done = std::move(t->done);
+  transfers_.erase(t->id);  // destroys *t
+  done(std::move(result));
+}
+
 // Wait first, then drive transfers and collect the finished ones. (Driving
 // before waiting could finish a transfer and then sleep on a socket set that
 // no longer holds it, delaying its callback by the whole timeout.) Newly
@@ -292,7 +314,9 @@ void Client::Poll(absl::Duration timeout) {
   const int timeout_ms = static_cast<int>(std::clamp<int64_t>(
       absl::ToInt64Milliseconds(absl::Ceil(timeout, absl::Milliseconds(1))), 0,
       60000));
-  curl_multi_poll(multi_, nullptr, 0, timeout_ms, nullptr);
+  // A refused transfer is finished already: no waiting for it.
+  curl_multi_poll(multi_, nullptr, 0, refused_.empty() ? timeout_ms : 0,
+                  nullptr);
   curl_multi_perform(multi_, &running);
   int left = 0;
   while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
@@ -300,6 +324,14 @@ void Client::Poll(absl::Duration timeout) {
     Transfer* t = nullptr;
     curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
     Finish(t, msg->data.result);
+  }
+  // Refused transfers fail, each after its Start() has returned; those the
+  // callbacks below start (and libcurl refuses) wait for the next Poll().
+  std::vector<RequestId> refused;
+  refused.swap(refused_);
+  for (RequestId id : refused) {
+    auto it = transfers_.find(id);
+    if (it != transfers_.end()) FailRefused(it->second.get());  // not cancelled
   }
 }
 

@@ -29,6 +29,9 @@ struct ClientOptions {
   // A longer answer body is abandoned (a retryable bad_response): vPIC's
   // answers are ~6 KB a VIN, a batch of 50 under 400 KB.
   size_t max_body_bytes = 1 << 20;
+  // Tests only: stands in for curl_multi_add_handle(multi, easy) (CURLM*,
+  // CURL*; returns a CURLMcode), to make it fail. Empty: libcurl's.
+  std::function<int(void* multi, void* easy)> add_handle;
 };
 
 // How a failed libcurl transfer is classified (CURLcode as int).
@@ -71,8 +74,11 @@ class Client final : public UpstreamClient {
   // Sets up a transfer of `url` with the common options; the caller adds
   // method-specific options, then calls Add().
   Transfer* Begin(const std::string& url, Callback done);
+  // Hands the transfer to libcurl. When libcurl refuses it, the transfer
+  // stays counted in active() and fails (retryable) in the next Poll().
   RequestId Add(Transfer* t);
   void Finish(Transfer* t, int curl_code);
+  void FailRefused(Transfer* t);
 
   const ClientOptions options_;
   void* const multi_;             // CURLM*
@@ -80,6 +86,7 @@ class Client final : public UpstreamClient {
   RequestId next_id_ = 1;
   absl::flat_hash_map<RequestId, std::unique_ptr<Transfer>> transfers_;
   std::unique_ptr<Transfer> starting_;  // between Begin() and Add()
+  std::vector<RequestId> refused_;  // libcurl refused them; fail in Poll()
 };
 
 }  // namespace vpic

@@ -166,6 +166,49 @@ TEST_F(ClientTest, RedirectsAreFollowedOnlyToHttp) {
   EXPECT_EQ(Fetch(*client_, kFord).transport, Transport::kFatal);
 }
 
+TEST_F(ClientTest, ARefusedAddFailsRetryableAtTheNextPollAndFreesItsPlace) {
+  int refuse = 2;  // the loop thread is this thread: no atomics needed
+  auto c = Client::Create(
+      {fake_->base_url(), absl::Seconds(2), "test", 1 << 20,
+       [&refuse](void* multi, void* easy) {
+         if (refuse-- > 0) return static_cast<int>(CURLM_OUT_OF_MEMORY);
+         return static_cast<int>(curl_multi_add_handle(
+             static_cast<CURLM*>(multi), static_cast<CURL*>(easy)));
+       }});
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::vector<HttpResult> results;
+  (*c)->Start(kFord, 0, [&](HttpResult r) { results.push_back(std::move(r)); });
+  (*c)->Start(kFord, 0, [&](HttpResult r) { results.push_back(std::move(r)); });
+  EXPECT_EQ((*c)->active(), 2u) << "counted until their callbacks run";
+  EXPECT_TRUE(results.empty()) << "callbacks run inside Poll(), never Start()";
+  // One Poll with a long timeout delivers both without waiting it out.
+  const absl::Time before = absl::Now();
+  (*c)->Poll(absl::Seconds(60));
+  EXPECT_LT(absl::Now() - before, absl::Seconds(30));
+  ASSERT_EQ(results.size(), 2u);
+  for (const HttpResult& r : results) {
+    EXPECT_EQ(r.transport, Transport::kOther);
+    EXPECT_EQ(r.http_status, 0);
+    EXPECT_THAT(r.transport_message,
+                testing::HasSubstr("could not start the request "
+                                   "(curl_multi_add_handle: Out of memory)"));
+    const Outcome o = Classify(r, absl::Now());
+    EXPECT_EQ(o.verdict, Outcome::Verdict::kRetry);
+    EXPECT_EQ(o.error.kind, "transport");
+  }
+  EXPECT_EQ((*c)->active(), 0u) << "no place is kept by a refused request";
+  EXPECT_EQ(fake_->TotalRequests(), 0);
+  // A refused request that is cancelled never calls back.
+  refuse = 1;
+  bool called = false;
+  const auto id = (*c)->Start(kFord, 0, [&](HttpResult) { called = true; });
+  (*c)->Cancel(id);
+  EXPECT_EQ((*c)->active(), 0u);
+  (*c)->Poll(absl::ZeroDuration());
+  EXPECT_FALSE(called);
+  EXPECT_EQ(Fetch(**c, kFord).http_status, 200) << "the client goes on";
+}
+
 TEST(TransportOf, EveryCurlCodeIsClassifiedOnPurpose) {
   struct Case {
     int code;
