@@ -89,12 +89,16 @@ absl::optional<Outcome> ClassifyFailure(const HttpResult& r, absl::Time now) {
   return absl::nullopt;
 }
 
-Outcome BadResponse(const absl::Status& why, absl::string_view body) {
+// A 200 whose body is no vPIC answer. A maintenance page may say when to
+// come back (Retry-After): that is a floor on the next delay, as on a 503.
+Outcome BadResponse(const absl::Status& why, const HttpResult& r,
+                    absl::Time now) {
   Outcome out;
   out.verdict = Outcome::Verdict::kRetry;
   out.error = {200, "bad_response",
-               absl::StrCat(why.message(), " (body starts \"", Snippet(body),
+               absl::StrCat(why.message(), " (body starts \"", Snippet(r.body),
                             "\")")};
+  out.retry_after = ParseRetryAfter(r.retry_after, now);
   return out;
 }
 
@@ -105,7 +109,7 @@ Outcome Classify(const HttpResult& r, absl::Time now) {
     return *std::move(failed);
   }
   auto decoded = ParseDecodeVinValues(r.body);
-  if (!decoded.ok()) return BadResponse(decoded.status(), r.body);
+  if (!decoded.ok()) return BadResponse(decoded.status(), r, now);
   Outcome out;
   out.verdict = Outcome::Verdict::kDecoded;
   out.decoded = *std::move(decoded);
@@ -118,7 +122,7 @@ std::vector<Outcome> ClassifyBatch(const HttpResult& r, absl::Time now,
   absl::StatusOr<std::vector<BatchResult>> results;
   if (!whole) {
     results = ParseDecodeVinValuesBatch(r.body);
-    if (!results.ok()) whole = BadResponse(results.status(), r.body);
+    if (!results.ok()) whole = BadResponse(results.status(), r, now);
   }
   if (whole) return std::vector<Outcome>(vins.size(), *whole);
   absl::flat_hash_map<std::string, BatchResult*> by_vin;

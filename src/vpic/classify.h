@@ -57,7 +57,8 @@ struct Outcome {
 // HTTP 429/502/503/504, and a 200 whose body is not vPIC JSON, has an empty
 // Results or was too large. Not retryable: other statuses and fatal
 // transport errors. A 200 with vPIC JSON is a
-// finished decode however empty.
+// finished decode however empty. A retryable answer's Retry-After (a 429 or
+// 5xx, or a 200 maintenance page) is carried as the outcome's retry_after.
 Outcome Classify(const HttpResult& result, absl::Time now);
 
 // Classifies one DecodeVINValuesBatch attempt for each of `vins` (the

@@ -231,6 +231,26 @@ TEST_F(EngineTest, RetryAfterIsAFloor) {
   EXPECT_GE(l.events()[1].retrying.next_delay, absl::Seconds(1));
 }
 
+// A 200 maintenance page that says when to come back is not tried again
+// sooner (kCap is far below its second).
+TEST_F(EngineTest, RetryAfterOnAMaintenancePageIsAFloor) {
+  MakeEngine();
+  fake_->Script(kHonda, Steps("html:1"));
+  RecordingListener l;
+  Submit(kHonda, &l);
+  auto end = l.WaitTerminal();
+  ASSERT_EQ(end->kind, "done");
+  EXPECT_EQ(end->result->attempts, 2);
+  auto requests = fake_->RequestsFor(kHonda);
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].served, "html");
+  EXPECT_GE(requests[1].time - requests[0].time, absl::Seconds(1));
+  ASSERT_THAT(l.kinds(), ElementsAre("queued", "retrying", "done"));
+  const Retrying& retrying = l.events()[1].retrying;
+  EXPECT_EQ(retrying.error.kind, "bad_response");
+  EXPECT_GE(retrying.next_delay, absl::Seconds(1));
+}
+
 TEST_F(EngineTest, RetryAfterBeyondTheMaximumFailsRetryable) {
   MakeEngine();
   fake_->Script(kHonda, Steps("429:120"));

@@ -40,7 +40,8 @@ struct Step {
     kReset,         // read the request, then reset the connection (RST)
     kHang,          // read the request, never answer; the connection stays
                     // open until the client closes it or the server stops
-    kHtml,          // 200 text/html maintenance page
+    kHtml,          // 200 text/html maintenance page, with `Retry-After:
+                    // retry_after` when that is set ("html:120")
     kSparse,        // 200 valid vPIC JSON, every variable empty but ErrorCode 8
     kTruncated,     // 200 whose JSON body is cut in the middle (Content-Length
                     // matches what is sent)
@@ -52,13 +53,14 @@ struct Step {
   };
   Kind kind = Kind::kOk;
   int status = 0;
-  std::string retry_after;
+  std::string retry_after;  // kTooManyRequests, kHtml
   std::string location;
   absl::Duration delay;
 
   // Parses the textual form used by the fake-vpic binary and handy in tests:
   // "ok", "503" (any 3-digit status), "429:<Retry-After value>", "reset",
-  // "hang", "html", "sparse", "truncated", "empty", "missing", "huge",
+  // "hang", "html", "html:<Retry-After value>", "sparse", "truncated",
+  // "empty", "missing", "huge",
   // "delay:<duration>" (e.g. "delay:500ms"), "redirect:<url>".
   static absl::StatusOr<Step> Parse(absl::string_view text);
   // Parses a comma-separated list of steps ("503,503,ok").

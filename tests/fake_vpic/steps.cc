@@ -62,8 +62,11 @@ std::string FaultAnswer(const Step& step, bool close, absl::string_view normal,
       return TextResponse(
           429, close, absl::StrCat("Retry-After: ", step.retry_after, "\r\n"));
     case Step::Kind::kHtml:
-      return HttpResponse(200, "text/html; charset=utf-8",
-                          Answers::MaintenancePage(), close);
+      return HttpResponse(
+          200, "text/html; charset=utf-8", Answers::MaintenancePage(), close,
+          step.retry_after.empty()
+              ? std::string()
+              : absl::StrCat("Retry-After: ", step.retry_after, "\r\n"));
     case Step::Kind::kTruncated:
       return HttpResponse(200, kJson, normal.substr(0, normal.size() / 2),
                           close);
@@ -104,6 +107,14 @@ absl::StatusOr<Step> Step::Parse(absl::string_view text) {
     }
     return step;
   }
+  if (absl::StartsWith(t, "html:")) {
+    step.kind = Kind::kHtml;
+    step.retry_after = std::string(absl::StripAsciiWhitespace(raw.substr(5)));
+    if (step.retry_after.empty()) {
+      return absl::InvalidArgumentError("html: needs a Retry-After value");
+    }
+    return step;
+  }
   if (absl::StartsWith(t, "redirect:")) {
     step.kind = Kind::kRedirect;
     step.location = std::string(absl::StripAsciiWhitespace(raw.substr(9)));
@@ -128,7 +139,8 @@ absl::StatusOr<Step> Step::Parse(absl::string_view text) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown step \"", raw,
-      "\" (want ok, NNN, 429:<Retry-After>, reset, hang, html, sparse, "
+      "\" (want ok, NNN, 429:<Retry-After>, reset, hang, html, "
+      "html:<Retry-After>, sparse, "
       "truncated, empty, missing, huge, delay:<duration> or "
       "redirect:<url>)"));
 }
@@ -141,7 +153,7 @@ absl::StatusOr<std::vector<Step>> Step::ParseList(absl::string_view text) {
     if (!step.ok()) {
       // An HTTP date holds a comma ("429:Wed, 21 Oct 2015 07:28:00 GMT"):
       // a piece that is no step goes on the preceding Retry-After.
-      if (!steps.empty() && steps.back().kind == Kind::kTooManyRequests) {
+      if (!steps.empty() && !steps.back().retry_after.empty()) {
         absl::StrAppend(&steps.back().retry_after, ",", piece);
         continue;
       }

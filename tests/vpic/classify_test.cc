@@ -98,6 +98,26 @@ TEST(Classify, RetryAfterOnRetryableStatusesOnly) {
   EXPECT_EQ(Classify(Http(400, "", "5"), kNow).retry_after, absl::nullopt);
 }
 
+TEST(Classify, RetryAfterOnA200MaintenancePageIsCarried) {
+  const char* page = "<html><body>Down for maintenance</body></html>";
+  Outcome o = Classify(Http(200, page, "30"), kNow);
+  EXPECT_EQ(o.verdict, Verdict::kRetry);
+  EXPECT_EQ(o.error.kind, "bad_response");
+  EXPECT_EQ(o.retry_after, absl::Seconds(30));
+  const std::string date = absl::FormatTime(
+      "%a, %d %b %Y %H:%M:%S GMT", kNow + absl::Seconds(45), absl::UTCTimeZone());
+  EXPECT_EQ(Classify(Http(200, page, date), kNow).retry_after, absl::Seconds(45));
+  EXPECT_EQ(Classify(Http(200, page), kNow).retry_after, absl::nullopt);
+  // The same page as a batch answer: every VIN of it waits.
+  for (const Outcome& b : ClassifyBatch(Http(200, page, "30"), kNow, {"A", "B"})) {
+    EXPECT_EQ(b.verdict, Verdict::kRetry);
+    EXPECT_EQ(b.retry_after, absl::Seconds(30));
+  }
+  // A finished decode has nothing to wait for, whatever the header says.
+  EXPECT_EQ(Classify(Http(200, kVpicBody, "30"), kNow).retry_after,
+            absl::nullopt);
+}
+
 TEST(ParseRetryAfter, SecondsAndHttpDates) {
   EXPECT_EQ(ParseRetryAfter("120", kNow), absl::Seconds(120));
   EXPECT_EQ(ParseRetryAfter(" 0 ", kNow), absl::ZeroDuration());

@@ -92,6 +92,22 @@ TEST_F(ClientTest, ReportsStatusAndRetryAfter) {
   EXPECT_EQ(r.retry_after, "7");
 }
 
+TEST_F(ClientTest, AMaintenancePageWithRetryAfterIsARetryThatWaits) {
+  Script(kFord, "html:3,html");
+  HttpResult r = Fetch(*client_, kFord);
+  ASSERT_EQ(r.transport, Transport::kOk) << r.transport_message;
+  EXPECT_EQ(r.http_status, 200);
+  EXPECT_EQ(r.retry_after, "3");
+  Outcome o = Classify(r, absl::Now());
+  EXPECT_EQ(o.verdict, Outcome::Verdict::kRetry);
+  EXPECT_EQ(o.error.kind, "bad_response");
+  EXPECT_EQ(o.retry_after, absl::Seconds(3));
+  // Plain "html" still sends no Retry-After.
+  o = Classify(Fetch(*client_, kFord), absl::Now());
+  EXPECT_EQ(o.verdict, Outcome::Verdict::kRetry);
+  EXPECT_EQ(o.retry_after, absl::nullopt);
+}
+
 TEST_F(ClientTest, ResetIsATransportReset) {
   Script(kFord, "reset");
   HttpResult r = Fetch(*client_, kFord);
