@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -48,7 +49,9 @@ enum class Disposition { kKeepOpen, kClose, kReset };
 class FakeVpic::Impl {
  public:
   Impl(Options options, Answers answers)
-      : options_(std::move(options)), answers_(std::move(answers)) {}
+      : options_(std::move(options)), answers_(std::move(answers)) {
+    for (const WeightedStep& w : options_.chaos) chaos_total_weight_ += w.weight;
+  }
   ~Impl();
 
   absl::Status Listen();
@@ -131,7 +134,13 @@ class FakeVpic::Impl {
   size_t Log(const RequestRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Notes that the answer to the request at `entry` was written.
   void Answered(size_t entry);
-  Step NextStep(const std::string& vin) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The scripted step for `vin`; without one, a chaos draw when `chaos`
+  // (else the normal answer). `scripted`, when given, says whether a script
+  // answered.
+  Step NextStep(const std::string& vin, bool chaos = true,
+                bool* scripted = nullptr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A step drawn from Options::chaos (the normal answer without chaos).
+  Step DrawChaos() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits `d`; returns false when the server stopped meanwhile.
   bool Pause(absl::Duration d);
 
@@ -151,6 +160,8 @@ class FakeVpic::Impl {
   std::vector<Step> every_vin_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, size_t> every_vin_count_ ABSL_GUARDED_BY(mu_);
   std::deque<Step> batch_script_ ABSL_GUARDED_BY(mu_);
+  std::mt19937_64 chaos_rng_ ABSL_GUARDED_BY(mu_){options_.chaos_seed};
+  int chaos_total_weight_ = 0;  // set by the constructor
   std::vector<RequestRecord> log_ ABSL_GUARDED_BY(mu_);
   int active_ ABSL_GUARDED_BY(mu_) = 0;
   int peak_ ABSL_GUARDED_BY(mu_) = 0;
@@ -307,16 +318,30 @@ void FakeVpic::Impl::ServeConnection(int fd, uint64_t id) {
   finished_.push_back(id);
 }
 
-Step FakeVpic::Impl::NextStep(const std::string& vin) {
+Step FakeVpic::Impl::NextStep(const std::string& vin, bool chaos,
+                               bool* scripted) {
+  if (scripted != nullptr) *scripted = true;
   if (auto it = scripts_.find(vin); it != scripts_.end()) {
-    if (it->second.empty()) return Step{};
-    Step step = std::move(it->second.front());
-    it->second.pop_front();
-    return step;
-  }
-  if (!every_vin_.empty()) {
+    if (!it->second.empty()) {
+      Step step = std::move(it->second.front());
+      it->second.pop_front();
+      return step;
+    }
+  } else if (!every_vin_.empty()) {
     size_t& used = every_vin_count_[vin];
     if (used < every_vin_.size()) return every_vin_[used++];
+  }
+  if (scripted != nullptr) *scripted = false;
+  return chaos ? DrawChaos() : Step{};
+}
+
+Step FakeVpic::Impl::DrawChaos() {
+  if (chaos_total_weight_ <= 0) return Step{};
+  int pick = std::uniform_int_distribution<int>(0, chaos_total_weight_ - 1)(
+      chaos_rng_);
+  for (const WeightedStep& w : options_.chaos) {
+    if (pick < w.weight) return w.step;
+    pick -= w.weight;
   }
   return Step{};
 }
@@ -433,20 +458,35 @@ Disposition FakeVpic::Impl::HandleBatch(Connection& conn,
       for (const DecodeTarget& e : *entries) {
         record.batch.emplace_back(e.vin, e.model_year);
       }
-      if (!batch_script_.empty()) {
+      bool batch_scripted = !batch_script_.empty();
+      if (batch_scripted) {
         whole = std::move(batch_script_.front());
         batch_script_.pop_front();
       }
       if (!FailsWholeAnswer(whole.kind)) {
         for (const DecodeTarget& e : *entries) {
-          steps.push_back(NextStep(e.vin));
+          bool scripted = false;
+          steps.push_back(NextStep(e.vin, /*chaos=*/false, &scripted));
+          batch_scripted |= scripted;
           if (!FailsWholeAnswer(whole.kind) &&
               FailsWholeAnswer(steps.back().kind)) {
             whole = steps.back();  // the first VIN whose step fails it all
           }
         }
       }
-      record.served = ServedName(whole);
+      if (!batch_scripted && chaos_total_weight_ > 0) {
+        // One draw for the request (Options::chaos).
+        const Step drawn = DrawChaos();
+        if (drawn.kind == Step::Kind::kSparse ||
+            drawn.kind == Step::Kind::kMissing) {
+          steps.assign(entries->size(), drawn);
+        } else {
+          whole = drawn;
+        }
+        record.served = ServedName(drawn);
+      } else {
+        record.served = ServedName(whole);
+      }
     } else {
       record.served = "400";
     }

@@ -67,6 +67,16 @@ struct Step {
   static absl::StatusOr<std::vector<Step>> ParseList(absl::string_view text);
 };
 
+// A step drawn at random with this weight (Options::chaos).
+struct WeightedStep {
+  int weight = 1;
+  Step step;
+  // Parses "WEIGHT*STEP,WEIGHT*STEP,..." ("60*ok,10*503,2*429:1,5*reset");
+  // a step without "WEIGHT*" weighs 1.
+  static absl::StatusOr<std::vector<WeightedStep>> ParseList(
+      absl::string_view text);
+};
+
 struct RequestRecord {
   absl::Time time;     // when the request line arrived
   std::string vin;     // the VIN in the path ("" when the path is not DecodeVinValues)
@@ -91,6 +101,13 @@ struct Options {
   // Called for every request as it arrives, on a connection thread, outside
   // the fake's locks (the fake-vpic binary's --log_requests uses it).
   std::function<void(const RequestRecord&)> on_request;
+  // Chaos: every request that no script answers (no per-VIN, every-VIN or
+  // batch script step left for it) gets a step drawn at random from these,
+  // by weight, with a generator seeded by `chaos_seed`. One draw per request:
+  // in a batch request a whole-answer fault or a delay is the answer's, and
+  // `sparse` or `missing` applies to every VIN of it. Empty: no chaos.
+  std::vector<WeightedStep> chaos;
+  uint64_t chaos_seed = 1;
 };
 
 class FakeVpic {

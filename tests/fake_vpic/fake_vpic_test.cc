@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -334,6 +335,44 @@ TEST_F(FakeVpicTest, DestructorReturnsPromptlyWhileAHangIsOpen) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   caller.join();
   EXPECT_NE(hung.code, CURLE_OK);
+}
+
+TEST_F(FakeVpicTest, ChaosDrawsEveryUnscriptedAnswerByWeight) {
+  Options options;
+  options.chaos = *WeightedStep::ParseList("3*503, 1*ok, 0*reset");
+  options.chaos_seed = 7;
+  Start(std::move(options));
+  fake_->Script(kFixtureVin, {*Step::Parse("sparse")});
+  HttpResult scripted = Get(kFixtureVin);  // its script answers, not chaos
+  EXPECT_EQ(scripted.status, 200);
+  int unavailable = 0, ok = 0;
+  for (int i = 0; i < 400; ++i) {
+    HttpResult r = Get(kHondaVin);
+    ASSERT_EQ(r.code, CURLE_OK);
+    (r.status == 503 ? unavailable : ok) += 1;
+    if (r.status == 200) EXPECT_EQ(Result0(r)["Make"], "HONDA");
+  }
+  // 3:1 by weight; a weight of 0 is never drawn.
+  EXPECT_GT(unavailable, 240);
+  EXPECT_GT(ok, 60);
+  EXPECT_EQ(unavailable + ok, 400);
+  const std::vector<std::string> served = Served(fake_->Requests());
+  EXPECT_EQ(served.front(), "sparse");
+  EXPECT_EQ(std::count(served.begin(), served.end(), "503"), unavailable);
+  EXPECT_EQ(std::count(served.begin(), served.end(), "reset"), 0);
+}
+
+TEST(StepTest, WeightedStepListParsesWeightsAndRejectsBadOnes) {
+  auto list = WeightedStep::ParseList("60*ok,2*429:1, delay:2s");
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ((*list)[0].weight, 60);
+  EXPECT_EQ((*list)[1].step.retry_after, "1");
+  EXPECT_EQ((*list)[2].weight, 1);
+  EXPECT_EQ((*list)[2].step.delay, absl::Seconds(2));
+  for (const char* bad : {"x*ok", "-1*ok", "3*nope"}) {
+    EXPECT_FALSE(WeightedStep::ParseList(bad).ok()) << bad;
+  }
 }
 
 TEST(StepTest, ParsesTextualForms) {

@@ -40,6 +40,11 @@ ABSL_FLAG(std::string, script_every_vin, "",
 ABSL_FLAG(std::string, script_batch, "",
           "Answers to the next DecodeVINValuesBatch requests as a whole, e.g. "
           "'503,ok'.");
+ABSL_FLAG(std::string, chaos, "",
+          "Random faults: every request no script answers draws a step by "
+          "weight, e.g. '60*ok,10*503,2*429:1,5*reset,3*hang,5*html,"
+          "5*truncated,5*sparse,5*delay:2s'.");
+ABSL_FLAG(uint64_t, chaos_seed, 1, "Seed of the --chaos draws.");
 ABSL_FLAG(bool, log_requests, false, "Print every request to stderr.");
 
 namespace {
@@ -94,6 +99,13 @@ int main(int argc, char** argv) {
   options.port = absl::GetFlag(FLAGS_port);
   options.fixtures_dir = absl::GetFlag(FLAGS_fixtures_dir);
   options.latency = absl::GetFlag(FLAGS_latency);
+  auto chaos = fakevpic::WeightedStep::ParseList(absl::GetFlag(FLAGS_chaos));
+  if (!chaos.ok()) {
+    std::cerr << "fake-vpic: bad --chaos: " << chaos.status() << "\n";
+    return 2;
+  }
+  options.chaos = *std::move(chaos);
+  options.chaos_seed = absl::GetFlag(FLAGS_chaos_seed);
   if (absl::GetFlag(FLAGS_log_requests)) {
     options.on_request = [](const fakevpic::RequestRecord& r) {
       // One write per line so lines from connection threads do not mix.

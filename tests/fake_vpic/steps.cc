@@ -164,4 +164,27 @@ absl::StatusOr<std::vector<Step>> Step::ParseList(absl::string_view text) {
   return steps;
 }
 
+absl::StatusOr<std::vector<WeightedStep>> WeightedStep::ParseList(
+    absl::string_view text) {
+  std::vector<WeightedStep> out;
+  for (absl::string_view piece :
+       absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    piece = absl::StripAsciiWhitespace(piece);
+    WeightedStep w;
+    if (const size_t star = piece.find('*'); star != absl::string_view::npos) {
+      if (!absl::SimpleAtoi(piece.substr(0, star), &w.weight) || w.weight < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("bad weight in chaos step \"", piece,
+                         "\" (want WEIGHT*STEP, WEIGHT a whole number >= 0)"));
+      }
+      piece.remove_prefix(star + 1);
+    }
+    absl::StatusOr<Step> step = Step::Parse(piece);
+    if (!step.ok()) return step.status();
+    w.step = *std::move(step);
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 }  // namespace fakevpic

@@ -82,6 +82,13 @@ class Subprocess {
   }
 
   void Signal(int sig) { kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
+
+  // Keeps only the output lines matching `pattern` (ECMAScript regex), for
+  // long runs of a chatty program; call before Start.
+  void KeepLinesMatching(const std::string& pattern) {
+    keep_ = std::regex(pattern);
+  }
 
   // The exit status (WEXITSTATUS; -signal when killed by one), or nullopt
   // if the process has not ended within `timeout`.
@@ -118,6 +125,7 @@ class Subprocess {
     while ((n = getline(&buf, &cap, in)) > 0) {
       std::string line(buf, static_cast<size_t>(n));
       if (!line.empty() && line.back() == '\n') line.pop_back();
+      if (keep_ && !std::regex_search(line, *keep_)) continue;
       absl::MutexLock lock(&mu_);
       lines_.push_back(std::move(line));
     }
@@ -128,6 +136,7 @@ class Subprocess {
   }
 
   pid_t pid_ = -1;
+  absl::optional<std::regex> keep_;  // set before the reader starts
   absl::optional<int> exit_status_;
   std::thread reader_;
   mutable absl::Mutex mu_;
