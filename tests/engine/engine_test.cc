@@ -180,7 +180,8 @@ TEST_F(EngineTest, NonRetryableAnswersFailAtOnce) {
 
 TEST_F(EngineTest, EveryRetryableFaultIsRetried) {
   for (const char* fault :
-       {"502", "504", "html", "truncated", "empty", "reset", "hang", "429:0"}) {
+       {"502", "504", "html", "truncated", "empty", "reset", "hang", "429:0",
+        "badgzip"}) {
     // A fresh engine per fault: its first attempt uses a new connection.
     // (libcurl itself re-sends once when a *reused* keep-alive connection
     // dies before answering, as HTTP clients do for idempotent requests.)

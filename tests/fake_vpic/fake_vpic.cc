@@ -30,6 +30,7 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "fake_vpic/answers.h"
+#include "fake_vpic/gzip.h"
 #include "fake_vpic/http.h"
 #include "fake_vpic/steps.h"
 
@@ -132,8 +133,11 @@ class FakeVpic::Impl {
   // Logs the request and counts it as being answered; returns its place in
   // the log.
   size_t Log(const RequestRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Notes that the answer to the request at `entry` was written.
-  void Answered(size_t entry);
+  // Writes `answer` to the request logged at `entry`, gzip-compressed when
+  // the request accepts it (and Options::gzip), and notes that it was
+  // written; false when it could not be.
+  bool Send(Connection& conn, const HttpRequest& req, std::string answer,
+            size_t entry);
   // The scripted step for `vin`; without one, a chaos draw when `chaos`
   // (else the normal answer). `scripted`, when given, says whether a script
   // answered.
@@ -364,10 +368,20 @@ size_t FakeVpic::Impl::Log(const RequestRecord& record) {
   return log_.size() - 1;
 }
 
-void FakeVpic::Impl::Answered(size_t entry) {
+bool FakeVpic::Impl::Send(Connection& conn, const HttpRequest& req,
+                          std::string answer, size_t entry) {
+  if (options_.gzip && AcceptsGzip(req.accept_encoding) &&
+      GzipAnswer(&answer)) {
+    // Logged before it is sent: the client may read the log once it has
+    // the answer.
+    absl::MutexLock lock(&mu_);
+    log_[entry].gzipped = true;
+  }
+  if (!conn.WriteAll(answer)) return false;
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
   log_[entry].answered = now;
+  return true;
 }
 
 Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
@@ -378,6 +392,7 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
   RequestRecord record;
   record.time = arrival;
   record.target = req.target;
+  record.accept_encoding = req.accept_encoding;
   std::optional<DecodeTarget> decode;
   if (req.method == "GET") decode = ParseDecodeTarget(req.target);
   Step step;
@@ -436,8 +451,7 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
         break;
     }
   }
-  if (!conn.WriteAll(answer)) return Disposition::kClose;
-  Answered(entry);
+  if (!Send(conn, req, std::move(answer), entry)) return Disposition::kClose;
   return close_after ? Disposition::kClose : Disposition::kKeepOpen;
 }
 
@@ -447,6 +461,7 @@ Disposition FakeVpic::Impl::HandleBatch(Connection& conn,
   RequestRecord record;
   record.time = arrival;
   record.target = req.target;
+  record.accept_encoding = req.accept_encoding;
   std::optional<std::vector<DecodeTarget>> entries = ParseBatchForm(req.body);
   const bool valid = entries && !entries->empty();
   Step whole;  // the answer to the request as a whole
@@ -528,8 +543,7 @@ Disposition FakeVpic::Impl::HandleBatch(Connection& conn,
       FailsWholeAnswer(whole.kind)
           ? FaultAnswer(whole, close_after, body, answers_.BatchBody({}))
           : HttpResponse(200, kJson, body, close_after);
-  if (!conn.WriteAll(answer)) return Disposition::kClose;
-  Answered(entry);
+  if (!Send(conn, req, answer, entry)) return Disposition::kClose;
   return close_after ? Disposition::kClose : Disposition::kKeepOpen;
 }
 

@@ -8,6 +8,14 @@
 // batch-wide scripts replace the next batch answers. Every request is logged
 // with its arrival time (a batch request with its VINs).
 //
+// Compression is negotiated as a web server or CDN in front of vPIC does it:
+// a 200 answer goes gzip-compressed (Content-Encoding: gzip, Vary:
+// Accept-Encoding) when the request's Accept-Encoding accepts gzip, and
+// plain otherwise; short error texts (4xx, 5xx, 429) and redirects always go
+// plain. Options::gzip = false makes a server that never compresses. The
+// `badgzip` step labels a body gzip that is not (a broken proxy), whatever
+// the request accepts.
+//
 // In a batch request each VIN takes the next step of its own script, as a
 // single request would: `sparse` gives that VIN a sparse result, `missing`
 // leaves it out of the answer, `delay:` delays the whole answer, and a fault
@@ -50,6 +58,8 @@ struct Step {
     kMissing,       // 200 without a result for this VIN (single: "Results": [])
     kHuge,          // 200 valid vPIC JSON of 2 MiB (a padded normal answer)
     kRedirect,      // 302 to `location`
+    kBadGzip,       // 200 with Content-Encoding: gzip, but the body is the
+                    // plain JSON answer, not gzip
   };
   Kind kind = Kind::kOk;
   int status = 0;
@@ -60,7 +70,7 @@ struct Step {
   // Parses the textual form used by the fake-vpic binary and handy in tests:
   // "ok", "503" (any 3-digit status), "429:<Retry-After value>", "reset",
   // "hang", "html", "html:<Retry-After value>", "sparse", "truncated",
-  // "empty", "missing", "huge",
+  // "empty", "missing", "huge", "badgzip",
   // "delay:<duration>" (e.g. "delay:500ms"), "redirect:<url>".
   static absl::StatusOr<Step> Parse(absl::string_view text);
   // Parses a comma-separated list of steps ("503,503,ok").
@@ -85,6 +95,10 @@ struct RequestRecord {
   std::string served;  // what was served: "ok", "503", "reset", "hang", ...
   // When the answer was written in full (InfinitePast when none was).
   absl::Time answered = absl::InfinitePast();
+  // The request's Accept-Encoding header ("" when none), and whether the
+  // answer went gzip-compressed.
+  std::string accept_encoding;
+  bool gzipped = false;
   // DecodeVINValuesBatch requests: the VINs (and model years, 0 for none)
   // of the form body, in order. Empty for other requests.
   std::vector<std::pair<std::string, int>> batch;
@@ -98,6 +112,8 @@ struct Options {
   std::string fixtures_dir = VIN_FIXTURE_DIR;
   // Added before every answer (simulates a slow upstream for benchmarks).
   absl::Duration latency = absl::ZeroDuration();
+  // Compress 200 answers for requests that accept gzip (see above).
+  bool gzip = true;
   // Called for every request as it arrives, on a connection thread, outside
   // the fake's locks (the fake-vpic binary's --log_requests uses it).
   std::function<void(const RequestRecord&)> on_request;

@@ -85,6 +85,8 @@ std::optional<HttpRequest> ParseHead(absl::string_view head) {
       }
     } else if (absl::EqualsIgnoreCase(name, "content-length")) {
       if (!absl::SimpleAtoi(value, &req.content_length)) return std::nullopt;
+    } else if (absl::EqualsIgnoreCase(name, "accept-encoding")) {
+      req.accept_encoding = std::string(value);
     } else if (absl::EqualsIgnoreCase(name, "transfer-encoding")) {
       req.close = true;  // bodies are not read: end the connection after
     }

@@ -28,6 +28,7 @@ struct HttpRequest {
   std::string target;
   bool close = false;  // the client asked to close after the answer
   size_t content_length = 0;
+  std::string accept_encoding;  // the Accept-Encoding header, "" when none
   std::string body;
 };
 

@@ -26,7 +26,8 @@ constexpr std::pair<Step::Kind, absl::string_view> kWordSteps[] = {
     {Step::Kind::kTruncated, "truncated"},
     {Step::Kind::kEmptyResults, "empty"},
     {Step::Kind::kMissing, "missing"},
-    {Step::Kind::kHuge, "huge"}};
+    {Step::Kind::kHuge, "huge"},
+    {Step::Kind::kBadGzip, "badgzip"}};
 
 }  // namespace
 
@@ -70,6 +71,11 @@ std::string FaultAnswer(const Step& step, bool close, absl::string_view normal,
     case Step::Kind::kTruncated:
       return HttpResponse(200, kJson, normal.substr(0, normal.size() / 2),
                           close);
+    case Step::Kind::kBadGzip:
+      // Labelled gzip, sent as is: a client that ignored the label would
+      // read a good answer.
+      return HttpResponse(200, kJson, normal, close,
+                          "Content-Encoding: gzip\r\n");
     case Step::Kind::kRedirect:
       return TextResponse(302, close,
                           absl::StrCat("Location: ", step.location, "\r\n"));
@@ -141,7 +147,7 @@ absl::StatusOr<Step> Step::Parse(absl::string_view text) {
       "unknown step \"", raw,
       "\" (want ok, NNN, 429:<Retry-After>, reset, hang, html, "
       "html:<Retry-After>, sparse, "
-      "truncated, empty, missing, huge, delay:<duration> or "
+      "truncated, empty, missing, huge, badgzip, delay:<duration> or "
       "redirect:<url>)"));
 }
 

@@ -104,12 +104,15 @@ TEST(Classify, RetryAfterOnA200MaintenancePageIsCarried) {
   EXPECT_EQ(o.verdict, Verdict::kRetry);
   EXPECT_EQ(o.error.kind, "bad_response");
   EXPECT_EQ(o.retry_after, absl::Seconds(30));
-  const std::string date = absl::FormatTime(
-      "%a, %d %b %Y %H:%M:%S GMT", kNow + absl::Seconds(45), absl::UTCTimeZone());
-  EXPECT_EQ(Classify(Http(200, page, date), kNow).retry_after, absl::Seconds(45));
+  const std::string date =
+      absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT", kNow + absl::Seconds(45),
+                       absl::UTCTimeZone());
+  EXPECT_EQ(Classify(Http(200, page, date), kNow).retry_after,
+            absl::Seconds(45));
   EXPECT_EQ(Classify(Http(200, page), kNow).retry_after, absl::nullopt);
   // The same page as a batch answer: every VIN of it waits.
-  for (const Outcome& b : ClassifyBatch(Http(200, page, "30"), kNow, {"A", "B"})) {
+  for (const Outcome& b :
+       ClassifyBatch(Http(200, page, "30"), kNow, {"A", "B"})) {
     EXPECT_EQ(b.verdict, Verdict::kRetry);
     EXPECT_EQ(b.retry_after, absl::Seconds(30));
   }

@@ -84,6 +84,50 @@ TEST_F(ClientTest, FetchesTheAnswerAndSendsTheModelYear) {
   EXPECT_EQ(log[0].model_year, 2021);
 }
 
+TEST_F(ClientTest, AGzipAnswerDecodesToTheSameVehicleAsThePlainOne) {
+  HttpResult gzipped = Fetch(*client_, kFord, 2021);
+  ASSERT_EQ(gzipped.http_status, 200) << gzipped.transport_message;
+  auto log = fake_->RequestsFor(kFord);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_THAT(log[0].accept_encoding, testing::HasSubstr("gzip"))
+      << "the client offers gzip";
+  EXPECT_TRUE(log[0].gzipped) << "and the fake took it up";
+  // The same request to a server that never compresses.
+  fakevpic::Options never;
+  never.gzip = false;
+  auto plain_fake = FakeVpic::Start(never);
+  ASSERT_TRUE(plain_fake.ok()) << plain_fake.status();
+  auto plain_client = MakeClient((*plain_fake)->base_url(), absl::Seconds(2));
+  HttpResult plain = Fetch(*plain_client, kFord, 2021);
+  ASSERT_EQ(plain.http_status, 200) << plain.transport_message;
+  ASSERT_EQ((*plain_fake)->Requests().size(), 1u);
+  EXPECT_FALSE((*plain_fake)->Requests()[0].gzipped);
+  EXPECT_EQ(gzipped.body, plain.body) << "the client hands on decoded bytes";
+  const Outcome a = Classify(gzipped, absl::Now());
+  const Outcome b = Classify(plain, absl::Now());
+  ASSERT_EQ(a.verdict, Outcome::Verdict::kDecoded) << a.error.message;
+  ASSERT_EQ(b.verdict, Outcome::Verdict::kDecoded) << b.error.message;
+  EXPECT_EQ(a.decoded.vehicle.make, "FORD");
+  EXPECT_EQ(a.decoded.vehicle.model, "F-150");
+  EXPECT_EQ(a.decoded.vehicle.model_year, 2021);
+  EXPECT_EQ(a.decoded.vehicle.attributes, b.decoded.vehicle.attributes);
+  EXPECT_EQ(a.decoded.notes, b.decoded.notes);
+}
+
+TEST_F(ClientTest, ACorruptGzipBodyIsARetryableFailureNotADecode) {
+  // Labelled gzip, but the bytes are the plain (decodable) JSON answer.
+  Script(kFord, "badgzip");
+  HttpResult r = Fetch(*client_, kFord);
+  EXPECT_NE(r.transport, Transport::kOk) << "body: " << r.body.substr(0, 80);
+  EXPECT_EQ(r.http_status, 0);
+  const Outcome o = Classify(r, absl::Now());
+  EXPECT_EQ(o.verdict, Outcome::Verdict::kRetry);
+  EXPECT_EQ(o.error.kind, "reset");
+  EXPECT_THAT(o.error.message, testing::HasSubstr("content unencoding"));
+  EXPECT_EQ(fake_->RequestCount(kFord), 1) << "libcurl did not re-send it";
+  EXPECT_EQ(Fetch(*client_, kFord).http_status, 200) << "the client goes on";
+}
+
 TEST_F(ClientTest, ReportsStatusAndRetryAfter) {
   Script(kFord, "429:7");
   HttpResult r = Fetch(*client_, kFord);
