@@ -26,6 +26,7 @@ UpstreamError TransportError(const HttpResult& r) {
     case Transport::kReset:
       return {0, "reset", r.transport_message};
     case Transport::kTooLarge:
+    case Transport::kBadEncoding:
       return {r.http_status, "bad_response", r.transport_message};
     case Transport::kFatal:
       return {0, "fatal", r.transport_message};

@@ -20,6 +20,8 @@ enum class Transport {
   kReset,     // the connection broke: reset, closed early, partial or
               // garbled answer
   kTooLarge,  // the body passed the size limit and was abandoned
+  kBadEncoding,  // an answer came whose body could not be decoded (labelled
+                 // gzip but not gzip): a bad answer, not a broken connection
   kOther,     // another failure of the transfer that may pass (retryable)
   kFatal,     // a local or configuration error that retrying cannot fix
               // (bad URL, redirect to another scheme or in a loop, TLS

@@ -80,12 +80,13 @@ Transport TransportOf(int curl_code) {
     case CURLE_SSL_SHUTDOWN_FAILED:
     case CURLE_SEND_FAIL_REWIND:
     case CURLE_WEIRD_SERVER_REPLY:  // garbled, not HTTP: a proxy or a blip
-    case CURLE_BAD_CONTENT_ENCODING:  // a broken gzip body
     case CURLE_CHUNK_FAILED:
     case CURLE_AGAIN:
       return Transport::kReset;
     case CURLE_FILESIZE_EXCEEDED:
       return Transport::kTooLarge;
+    case CURLE_BAD_CONTENT_ENCODING:  // a broken gzip body
+      return Transport::kBadEncoding;
     // Local or configuration errors: the same request would fail again.
     case CURLE_UNSUPPORTED_PROTOCOL:  // e.g. a redirect to ftp:// or file://
     case CURLE_FAILED_INIT:
@@ -282,7 +283,10 @@ void Client::Finish(Transfer* t, int curl_code) {
   } else if (result.transport != Transport::kOk) {
     result.transport_message =
         t->error[0] != '\0' ? std::string(t->error) : curl_easy_strerror(code);
-    result.http_status = 0;
+    // A body that cannot be decoded still came with its status line.
+    result.http_status = result.transport == Transport::kBadEncoding
+                             ? static_cast<int>(status)
+                             : 0;
   } else {
     result.http_status = static_cast<int>(status);
   }

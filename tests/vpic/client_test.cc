@@ -118,11 +118,13 @@ TEST_F(ClientTest, ACorruptGzipBodyIsARetryableFailureNotADecode) {
   // Labelled gzip, but the bytes are the plain (decodable) JSON answer.
   Script(kFord, "badgzip");
   HttpResult r = Fetch(*client_, kFord);
-  EXPECT_NE(r.transport, Transport::kOk) << "body: " << r.body.substr(0, 80);
-  EXPECT_EQ(r.http_status, 0);
+  EXPECT_EQ(r.transport, Transport::kBadEncoding)
+      << "body: " << r.body.substr(0, 80);
+  EXPECT_EQ(r.http_status, 200);
   const Outcome o = Classify(r, absl::Now());
   EXPECT_EQ(o.verdict, Outcome::Verdict::kRetry);
-  EXPECT_EQ(o.error.kind, "reset");
+  EXPECT_EQ(o.error.kind, "bad_response");
+  EXPECT_EQ(o.error.http_status, 200);
   EXPECT_THAT(o.error.message, testing::HasSubstr("content unencoding"));
   EXPECT_EQ(fake_->RequestCount(kFord), 1) << "libcurl did not re-send it";
   EXPECT_EQ(Fetch(*client_, kFord).http_status, 200) << "the client goes on";
@@ -282,7 +284,7 @@ TEST(TransportOf, EveryCurlCodeIsClassifiedOnPurpose) {
       {CURLE_RECV_ERROR, Transport::kReset},
       {CURLE_GOT_NOTHING, Transport::kReset},
       {CURLE_WEIRD_SERVER_REPLY, Transport::kReset},
-      {CURLE_BAD_CONTENT_ENCODING, Transport::kReset},
+      {CURLE_BAD_CONTENT_ENCODING, Transport::kBadEncoding},
       {CURLE_HTTP2_STREAM, Transport::kReset},
       {CURLE_FILESIZE_EXCEEDED, Transport::kTooLarge},
       {CURLE_UNSUPPORTED_PROTOCOL, Transport::kFatal},
