@@ -186,7 +186,7 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
   engine::DecodeRequest r =
       FromProto(request.vin(), request.model_year(),
                 request.check_digit_policy(), request.source_preference());
-  r.timeout = TimeoutOf(deadline_);
+  r.timeout = ItemTimeoutOf(deadline_);  // the stream's, less a margin
   r.stagger = true;
   const engine::Admission admitted = engine_->Submit(r, item);
   if (!admitted.ok()) {

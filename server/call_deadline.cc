@@ -1,5 +1,6 @@
 #include "server/call_deadline.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace server {
@@ -15,6 +16,14 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* context) {
 absl::Duration TimeoutOf(absl::Time deadline) {
   if (deadline == absl::InfiniteFuture()) return absl::InfiniteDuration();
   return deadline - absl::Now();
+}
+
+absl::Duration ItemTimeoutOf(absl::Time stream_deadline) {
+  const absl::Duration left = TimeoutOf(stream_deadline);
+  if (left == absl::InfiniteDuration() || left <= absl::ZeroDuration()) {
+    return left;
+  }
+  return left - std::min(kItemDeadlineMargin, left / 10);
 }
 
 }  // namespace server

@@ -13,6 +13,13 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* context);
 // The time left until `deadline` (wall time) for the engine, which measures
 // it on its own monotonic clock; InfiniteDuration for no deadline.
 absl::Duration TimeoutOf(absl::Time deadline);
+// The time a DecodeBatch item has to decode: until a moment before its
+// stream's deadline (kItemDeadlineMargin, or a tenth of the time left when
+// that is shorter), so that the item's FAILED (DEADLINE_EXCEEDED) event is
+// written before gRPC ends the stream at the deadline, where it would be
+// lost. InfiniteDuration for no deadline.
+inline constexpr absl::Duration kItemDeadlineMargin = absl::Milliseconds(100);
+absl::Duration ItemTimeoutOf(absl::Time stream_deadline);
 
 }  // namespace server
 
