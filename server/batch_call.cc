@@ -123,10 +123,12 @@ BatchCall::BatchCall(engine::Engine* engine,
     absl::MutexLock lock(&mu_);
     finish = AdvanceLocked();
   }
+  constructed_.store(true, std::memory_order_release);
   if (finish) Finish(*finish);
 }
 
 void BatchCall::OnReadDone(bool ok) {
+  Arrived();
   vin::v1::DecodeBatchRequest request;
   uint64_t index = 0;
   {
@@ -222,6 +224,7 @@ void BatchCall::Emit(Item* item, grpc::ByteBuffer bytes, bool terminal) {
 }
 
 void BatchCall::OnWriteDone(bool ok) {
+  Arrived();
   absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
@@ -238,6 +241,7 @@ void BatchCall::OnWriteDone(bool ok) {
 }
 
 void BatchCall::OnCancel() {
+  Arrived();
   absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
@@ -251,6 +255,7 @@ void BatchCall::OnCancel() {
 }
 
 void BatchCall::OnDone() {
+  Arrived();
   // gRPC orders the reactions before OnDone in its (uninstrumented) core;
   // the lock makes that order plain to TSan too.
   { absl::MutexLock lock(&mu_); }

@@ -84,6 +84,11 @@ class BatchCall final
   metrics::ServiceMetrics* const metrics_;
   CallRegistry<BatchCall>* const registry_;
   const std::string peer_;  // "ipv4:127.0.0.1:40172", for the log
+  // Set at the end of the constructor, read first by every reaction: gRPC
+  // hands the new reactor to the threads that run its reactions inside its
+  // (uninstrumented) core; this release/acquire pair shows TSan that order.
+  std::atomic<bool> constructed_{false};
+  void Arrived() const { (void)constructed_.load(std::memory_order_acquire); }
   absl::Mutex mu_;  // protects everything below
   grpc::ByteBuffer request_;  // the read buffer; one read at a time
   uint64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;

@@ -64,6 +64,14 @@ constexpr char kChaos[] =
 constexpr int kPoolSize = 300;       // VINs many callers ask for
 constexpr int kClientThreads = 8;
 const absl::Duration kAttemptTimeout = absl::Seconds(1);
+// How long a caller's leaving may take to reach the engine (through gRPC and
+// the engine's loop): an attempt started meanwhile is not a violation.
+// Sanitizer builds run many times slower.
+#ifdef VIN_SANITIZED
+const absl::Duration kLeaveNoticed = absl::Seconds(2);
+#else
+const absl::Duration kLeaveNoticed = absl::Milliseconds(250);
+#endif
 
 int64_t EnvInt(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
@@ -266,7 +274,13 @@ class Client {
     ledger_->Count(absl::StrCat("unary ", StatusName(status.error_code())));
     if (item.type == Item::Type::kDistinct) ledger_->Left(item.vin, returned);
     const bool invalid = item.type == Item::Type::kInvalid;
-    if (invalid != (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT)) {
+    // An invalid VIN is INVALID_ARGUMENT, unless the caller's deadline (as
+    // short as 20 ms) passed first; a valid one never is.
+    const bool rejected =
+        status.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
+    if (invalid ? !rejected && status.error_code() !=
+                                   grpc::StatusCode::DEADLINE_EXCEEDED
+                : rejected) {
       ledger_->Violation(absl::StrCat("unary ", item.vin, ": status ",
                                       status.error_code(), " ",
                                       status.error_message()));
@@ -467,7 +481,7 @@ class Client {
       }
     }
     testing_util::Subprocess vinctl;
-    vinctl.KeepLinesMatching("^$");  // its output is not read
+    vinctl.DiscardLines();  // its output is not read
     if (!vinctl.Start({VINCTL_BIN, "batch", "--in=" + feed, "--out=/dev/null",
                        "--server=" + target_})) {
       ledger_->Violation("cannot start vinctl");
@@ -542,11 +556,9 @@ TEST(ChaosSoak, EveryPromiseHoldsUnderRandomFaultsAndMisbehavingClients) {
       "--log_level=info"};
   if (have_snapshot) argv.push_back(std::string("--snapshot_path=") + VIN_SNAPSHOT_PATH);
   testing_util::Subprocess server;
-  // Per-decode lines are many; the start, reloads, errors and the end are
-  // what is kept.
-  server.KeepLinesMatching(
-      "listening on|metrics on|snapshot|SIGHUP|SIGTERM|stopped|error|"
-      "Sanitizer|runtime error|terminate|abort|fatal");
+  // Per-decode and per-retry lines are many and are not kept; every other
+  // line is (the start, reloads, pushback, errors, a sanitizer's report).
+  server.KeepLinesMatching(R"(^(?!\S+ (info|warn) (decode|retry) ))");
   ASSERT_TRUE(server.Start(argv));
   const auto listening = server.WaitForLine("listening on", absl::Seconds(60));
   ASSERT_TRUE(listening) << absl::StrJoin(server.lines(), "\n");
@@ -640,7 +652,12 @@ TEST(ChaosSoak, EveryPromiseHoldsUnderRandomFaultsAndMisbehavingClients) {
   const absl::Time settle_by = absl::Now() + kAttemptTimeout + absl::Seconds(20);
   while (!settled && absl::Now() < settle_by) {
     std::string body;
-    ASSERT_EQ(testing_util::HttpGet(metrics_port, "/metrics", &body), 200);
+    if (testing_util::HttpGet(metrics_port, "/metrics", &body) != 200) {
+      const absl::optional<int> exit = server.Wait(absl::Seconds(5));
+      FAIL() << "the server does not answer its metrics port (exit "
+             << (exit ? absl::StrCat(*exit) : std::string("none yet"))
+             << "); its output:\n" << absl::StrJoin(server.lines(), "\n");
+    }
     samples = testing_util::ParseSamples(body);
     settled = true;
     for (const std::string& g : gauges) {
@@ -654,7 +671,8 @@ TEST(ChaosSoak, EveryPromiseHoldsUnderRandomFaultsAndMisbehavingClients) {
   }
 
   // No upstream request for a VIN after its caller left, beyond one
-  // attempt already under way; never one for a VIN that fails validation.
+  // attempt already under way and those started before the server could
+  // know (kLeaveNoticed); never one for a VIN that fails validation.
   std::unordered_map<std::string, std::vector<absl::Time>> asked;
   std::map<std::string, int64_t> served;
   int64_t vins_requested = 0;
@@ -675,8 +693,11 @@ TEST(ChaosSoak, EveryPromiseHoldsUnderRandomFaultsAndMisbehavingClients) {
     if (it == asked.end()) continue;
     const auto after = std::count_if(it->second.begin(), it->second.end(),
                                      [&](absl::Time t) { return t > left; });
+    const auto noticed_after =
+        std::count_if(it->second.begin(), it->second.end(),
+                      [&](absl::Time t) { return t > left + kLeaveNoticed; });
     late_requests += after;
-    if (after > 1) {
+    if (after > 1 && noticed_after > 0) {
       ledger.Violation(absl::StrCat(after, " upstream requests for ", vin,
                                     " after its caller left"));
     }

@@ -89,6 +89,9 @@ class Subprocess {
   void KeepLinesMatching(const std::string& pattern) {
     keep_ = std::regex(pattern);
   }
+  // Keeps no output line (still read, so the program never blocks on it);
+  // call before Start.
+  void DiscardLines() { discard_ = true; }
 
   // The exit status (WEXITSTATUS; -signal when killed by one), or nullopt
   // if the process has not ended within `timeout`.
@@ -125,7 +128,7 @@ class Subprocess {
     while ((n = getline(&buf, &cap, in)) > 0) {
       std::string line(buf, static_cast<size_t>(n));
       if (!line.empty() && line.back() == '\n') line.pop_back();
-      if (keep_ && !std::regex_search(line, *keep_)) continue;
+      if (discard_ || (keep_ && !std::regex_search(line, *keep_))) continue;
       absl::MutexLock lock(&mu_);
       lines_.push_back(std::move(line));
     }
@@ -137,6 +140,7 @@ class Subprocess {
 
   pid_t pid_ = -1;
   absl::optional<std::regex> keep_;  // set before the reader starts
+  bool discard_ = false;             // set before the reader starts
   absl::optional<int> exit_status_;
   std::thread reader_;
   mutable absl::Mutex mu_;
