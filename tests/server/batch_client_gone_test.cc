@@ -216,6 +216,7 @@ TEST_F(BatchClientGoneTest, ACancelRacingACacheHitAndAnArrivingAnswerKeepsTheCon
     // Order: the i-th permutation of the three (by rotation and swap).
     std::rotate(acts.begin(), acts.begin() + (i % 3), acts.end());
     if ((i / 3) % 2 == 1) std::swap(acts[1], acts[2]);
+    std::atomic<bool> go{false};  // releases the racers together
     std::vector<std::thread> racers;
     if (i % 4 == 3) {
       racers.emplace_back([&acts] {
@@ -225,7 +226,6 @@ TEST_F(BatchClientGoneTest, ACancelRacingACacheHitAndAnArrivingAnswerKeepsTheCon
         }
       });
     } else {
-      std::atomic<bool> go{false};
       for (size_t k = 0; k < acts.size(); ++k) {
         // Starts up to 70 us apart, varying with the iteration.
         const absl::Duration lag =
