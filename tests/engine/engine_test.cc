@@ -247,7 +247,8 @@ TEST_F(EngineTest, RetryAfterOnAMaintenancePageIsAFloor) {
   EXPECT_EQ(requests[0].served, "html");
   EXPECT_GE(requests[1].time - requests[0].time, absl::Seconds(1));
   ASSERT_THAT(l.kinds(), ElementsAre("queued", "retrying", "done"));
-  const Retrying& retrying = l.events()[1].retrying;
+  // A copy: events() returns a temporary.
+  const Retrying retrying = l.events()[1].retrying;
   EXPECT_EQ(retrying.error.kind, "bad_response");
   EXPECT_GE(retrying.next_delay, absl::Seconds(1));
 }
