@@ -13,7 +13,8 @@
 #
 # Must be run as root (debootstrap, mount and chroot need it). Installs the
 # debootstrap Debian package on the host if it is missing. The root uses the
-# host's Debian mirror (bookworm, bookworm-updates, bookworm-security), gets
+# host's Debian mirror (bookworm, bookworm-updates, bookworm-security; or
+# MIRROR and SECURITY_MIRROR when the host's apt sources have none), gets
 # the host's extra CA certificates (/usr/local/share/ca-certificates) and
 # npm `cafile`, so that package downloads work as they do on the host, and a
 # copy of /etc/resolv.conf. /proc, /sys, /dev, /dev/pts and /dev/shm are
@@ -81,10 +82,10 @@ host_uris() { # $1: suite; prints every URI that serves it
       awk -v want="$want" '$1 == "deb" && $3 == want { print $2; exit }'
   done
 }
-mirror=$(host_uri_for "$suite")
-mirror=${mirror:-http://deb.debian.org/debian}
-security=$(host_uri_for "$suite-security")
-security=${security:-http://deb.debian.org/debian-security}
+mirror=${MIRROR:-$(host_uri_for "$suite")}
+[ -n "$mirror" ] || fail "no $suite mirror in the host's apt sources: set MIRROR=<Debian mirror URL>"
+security=${SECURITY_MIRROR:-$(host_uri_for "$suite-security")}
+[ -n "$security" ] || fail "no $suite-security source in the host's apt sources: set SECURITY_MIRROR=<Debian security mirror URL>"
 
 # --- debootstrap on the host ------------------------------------------------
 if ! command -v debootstrap >/dev/null; then
