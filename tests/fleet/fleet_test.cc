@@ -5,6 +5,8 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <condition_variable>
 #include <string>
 #include <thread>
 #include <vector>
@@ -251,14 +253,19 @@ TEST_F(FleetTest, A429OnOneReplicaPausesTheOthers) {
   fleet::RedisClient probe({"127.0.0.1", redis_.port(), 0}, absl::Seconds(1),
                            nullptr);
   ASSERT_TRUE(WaitFor([&] {
-    absl::Notification got;
+    std::mutex mu;  // not absl::Notification: see the outage test
+    std::condition_variable cv;
+    bool got = false;
     std::string paused;
     probe.Command({"HGET", "vin:budget", "paused"},
                   [&](fleet::RedisClient::Reply r) {
+                    std::lock_guard<std::mutex> lock(mu);
                     if (r.ok()) paused = r->str;
-                    got.Notify();
+                    got = true;
+                    cv.notify_all();
                   });
-    got.WaitForNotification();
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return got; });
     return !paused.empty() && paused != "0";
   }));
   const absl::Time paused_at = fake_->Requests()[0].time;
@@ -311,19 +318,26 @@ TEST_F(FleetTest, AnOutageCostsTheFleetAtMostATenthMoreThanWasAsked) {
   // Every retry made was granted by the fleet's budget in Redis.
   fleet::RedisClient probe({"127.0.0.1", redis_.port(), 0}, absl::Seconds(1),
                            nullptr);
-  absl::Notification got;
+  // A std::mutex, not absl::Notification: TSan sees pthread's locks, not
+  // those inside Debian's uninstrumented abseil.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool got = false;
   long long granted = 0, firsts = 0;
   probe.Command({"HGETALL", "vin:budget:retries"},
                 [&](fleet::RedisClient::Reply r) {
+                  std::lock_guard<std::mutex> lock(mu);
                   if (r.ok()) {
                     for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
                       const long long v = std::stoll(r->elements[i + 1].str);
                       (r->elements[i].str[0] == 'r' ? granted : firsts) += v;
                     }
                   }
-                  got.Notify();
+                  got = true;
+                  cv.notify_all();
                 });
-  got.WaitForNotification();
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return got; });
   EXPECT_EQ(firsts, kVins) << "every replica's first attempts are counted there";
   EXPECT_GT(retried, 0u);
   EXPECT_LE(static_cast<long long>(retried), granted);
