@@ -38,6 +38,7 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -302,16 +303,7 @@ class Client {
   }
 
   static std::string StatusName(grpc::StatusCode code) {
-    switch (code) {
-      case grpc::StatusCode::OK: return "OK";
-      case grpc::StatusCode::CANCELLED: return "CANCELLED";
-      case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-      case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-      case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-      case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-      case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-      default: return absl::StrCat("code ", static_cast<int>(code));
-    }
+    return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
   }
 
   static const char* KindName(Kind kind) {
