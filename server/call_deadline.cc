@@ -19,11 +19,7 @@ absl::Duration TimeoutOf(absl::Time deadline) {
 }
 
 absl::Duration ItemTimeoutOf(absl::Time stream_deadline) {
-  const absl::Duration left = TimeoutOf(stream_deadline);
-  if (left == absl::InfiniteDuration() || left <= absl::ZeroDuration()) {
-    return left;
-  }
-  return left - std::min(kItemDeadlineMargin, left / 10);
+  return engine::ItemTimeout(TimeoutOf(stream_deadline));
 }
 
 }  // namespace server

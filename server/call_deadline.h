@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/time/time.h"
+#include "engine/waiter_deadlines.h"
 
 namespace server {
 
@@ -14,11 +15,9 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* context);
 // it on its own monotonic clock; InfiniteDuration for no deadline.
 absl::Duration TimeoutOf(absl::Time deadline);
 // The time a DecodeBatch item has to decode: until a moment before its
-// stream's deadline (kItemDeadlineMargin, or a tenth of the time left when
-// that is shorter), so that the item's FAILED (DEADLINE_EXCEEDED) event is
-// written before gRPC ends the stream at the deadline, where it would be
-// lost. InfiniteDuration for no deadline.
-inline constexpr absl::Duration kItemDeadlineMargin = absl::Milliseconds(100);
+// stream's deadline (engine::ItemTimeout, the rule's one place), so that
+// the item's FAILED (DEADLINE_EXCEEDED) event is written before gRPC ends
+// the stream. InfiniteDuration for no deadline.
 absl::Duration ItemTimeoutOf(absl::Time stream_deadline);
 
 }  // namespace server

@@ -36,27 +36,19 @@ metrics::Endpoint Engine::EndpointOf(const Request& r) {
 
 void Engine::EnqueueAttempt(Flight* f) {
   const absl::Time now = clock_->Now();
-  if (loop_draining_) {  // a stagger or retry wake-up that fired meanwhile
-    FailFlight(f, {FailureReason::kShuttingDown,
-                   "the server is shutting down; try again later", true,
-                   f->state.attempts});
+  if (!drain_.loop_serving()) {  // a stagger or retry wake-up that fired meanwhile
+    FailFlight(f, DrainState::ShuttingDown({}, f->state.attempts));
     return;
   }
   f->state.retry_at = absl::InfinitePast();
   f->state.ticket = gate_.Enqueue({f->key, f->id}, f->state.place);
   f->state.place = f->state.ticket;
   const absl::Time start = gate_.EstimatedStart(f->state.ticket, now);
-  if (start <= now) return;
-  std::vector<WaiterId> leaving;
-  for (const auto& [id, w] : f->waiters) {
-    if (w.deadline < start) leaving.push_back(id);
-  }
-  // The last one out abandons the flight (and its place in the queue).
-  for (WaiterId id : leaving) RemoveWaiter(id, GateWaitFailure(*f, start, now));
+  if (start > now) LeaveIfLate(f, start);
 }
 
 void Engine::StartReadyAttempts() {
-  if (loop_draining_) return;  // no new upstream request while stopping
+  if (!drain_.loop_serving()) return;  // no new upstream request while stopping
   const size_t limit = static_cast<size_t>(options_.max_upstream_concurrency);
   while (transport_->active() < limit) {
     std::vector<upstream::UpstreamGate::Ticket> tickets =
@@ -127,35 +119,33 @@ void Engine::OnRequestDone(vpic::UpstreamClient::RequestId id,
   if (it == requests_.end()) return;
   Request req = std::move(it->second);
   requests_.erase(it);
-  const absl::Time wall = clock_->WallNow();
-  std::vector<vpic::Outcome> outcomes;
-  if (req.batch) {
-    outcomes = vpic::ClassifyBatch(result, wall, req.vins);
-  } else {
-    outcomes.push_back(vpic::Classify(result, wall));
-  }
+  vpic::RequestOutcome answer = vpic::ClassifyRequest(
+      result, clock_->WallNow(), req.batch ? &req.vins : nullptr);
+  std::vector<vpic::Outcome>& outcomes = answer.outcomes;
   metrics_->upstream_requests[metrics::I(EndpointOf(req))]
                              [metrics::I(ResultOf(outcomes))]
       .Add();
   metrics_->upstream_request_duration[metrics::I(EndpointOf(req))].Observe(
       clock_->Now() - req.started);
-  // What the answer says of our aggregate rate, once per request.
-  const bool pushback =
-      result.transport == vpic::Transport::kOk &&
-      (result.http_status == 429 ||
-       (result.http_status == 503 && outcomes.front().retry_after));
-  if (pushback) {
-    ApplyPushback(outcomes.front());
-  } else if (result.transport == vpic::Transport::kOk &&
-             result.http_status == 200 &&
-             outcomes.front().verdict != vpic::Outcome::Verdict::kRetry) {
-    if (budget_->OnSuccess(clock_->Now())) NoteRateChange(false);
-  }
+  ApplySignal(answer);
   for (size_t i = 0; i < req.flights.size(); ++i) {
     Flight* f = table_.Find(req.flights[i].key, req.flights[i].flight_id);
     if (f == nullptr || f->state.request != id) continue;
     f->state.request = 0;
     HandleOutcome(f, std::move(outcomes[i]));
+  }
+}
+
+void Engine::ApplySignal(const vpic::RequestOutcome& answer) {
+  switch (answer.signal) {
+    case vpic::Signal::kPushback:
+      ApplyPushback(answer.outcomes.front());
+      return;
+    case vpic::Signal::kAnswered:
+      if (budget_->OnSuccess(clock_->Now())) NoteRateChange(false);
+      return;
+    case vpic::Signal::kNone:
+      return;
   }
 }
 
@@ -180,13 +170,12 @@ void Engine::HandleOutcome(Flight* f, vpic::Outcome outcome) {
 
 void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
   const absl::Time now = clock_->Now();
-  if (loop_draining_) {
-    Failure failure{FailureReason::kShuttingDown,
-                    absl::StrCat("the server is shutting down; vPIC's last "
-                                 "answer was ",
-                                 DescribeUpstreamError(outcome.error),
-                                 "; try again later"),
-                    true, f->state.attempts, outcome.error};
+  if (!drain_.loop_serving()) {
+    Failure failure = DrainState::ShuttingDown(
+        absl::StrCat("vPIC's last answer was ",
+                     DescribeUpstreamError(outcome.error)),
+        f->state.attempts);
+    failure.last_error = outcome.error;
     FailFlight(f, std::move(failure));
     return;
   }
@@ -221,11 +210,10 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
       EnqueueAttempt(g);
     }
   });
-  // Waiters whose deadline falls before the wake-up leave now.
-  std::vector<WaiterId> leaving;
-  for (const auto& [id, w] : f->waiters) {
-    if (w.deadline < f->state.retry_at) leaving.push_back(id);
-  }
+  // Waiters whose deadline falls before the wake-up leave now, without a
+  // RETRYING: they will not see that retry.
+  const std::vector<WaiterId> leaving =
+      MustLeaveBefore(f->waiters, f->state.retry_at);
   FleetRetrying(f, retrying);
   if (f->waiters.size() > leaving.size()) {
     if (options_.observer) options_.observer->OnRetryScheduled(key.vin, retrying);
@@ -233,9 +221,9 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
       if (w.deadline >= f->state.retry_at) w.listener->OnRetrying(retrying);
     }
   }
-  for (WaiterId id : leaving) {
-    // The last one out abandons the flight, cancelling the wake-up.
-    RemoveWaiter(id, RetryWaitFailure(*f, now));
+  // The last one out abandons the flight, cancelling the wake-up.
+  if (!leaving.empty()) {
+    RemoveWaiters(leaving, LateFailure(*f, f->state.retry_at, now));
   }
 }
 
@@ -253,20 +241,16 @@ void Engine::ApplyPushback(const vpic::Outcome& outcome) {
   if (options_.observer) options_.observer->OnPushback(outcome.error, pause);
   if (cut) NoteRateChange(true);
   // Queued flights start later now: waiters that can no longer be served
-  // before their deadline leave at once.
-  std::vector<std::pair<WaiterId, Failure>> leaving;
+  // before their deadline leave at once. (Estimated before any leaves, as
+  // leaving changes the queue.)
+  std::vector<std::pair<upstream::UpstreamGate::Ticket, absl::Time>> queued;
   gate_.ForEach([&](upstream::UpstreamGate::Seq seq,
                     const upstream::UpstreamGate::Ticket& t) {
-    Flight* f = table_.Find(t.key, t.flight_id);
-    if (f == nullptr) return;
-    const absl::Time start = gate_.EstimatedStart(seq, now);
-    for (const auto& [id, w] : f->waiters) {
-      if (w.deadline < start) {
-        leaving.emplace_back(id, GateWaitFailure(*f, start, now));
-      }
-    }
+    queued.emplace_back(t, gate_.EstimatedStart(seq, now));
   });
-  for (auto& [id, failure] : leaving) RemoveWaiter(id, std::move(failure));
+  for (const auto& [t, start] : queued) {
+    if (Flight* f = table_.Find(t.key, t.flight_id)) LeaveIfLate(f, start);
+  }
 }
 
 // The observer hears of every cut, and of the climb back in steps of a

@@ -1,16 +1,12 @@
-// Deadlines of Engine's waiters, on its loop thread (the deadline rules of
-// DESIGN.md): each waiter leaves its flight at its deadline (a margin
-// earlier when it may fall back to the snapshot), or at once when its
-// flight's next attempt, a retry wake-up or its turn at the upstream rate,
-// would come after it; what it is told names what it waited for and when
-// that would have come.
-#include <algorithm>
-#include <string>
+// Deadlines of Engine's waiters, on its loop thread: the rule of
+// waiter_deadlines.h applied to flights. Each waiter leaves its flight at
+// its deadline (a margin earlier when it may fall back to the snapshot), or
+// at once when its flight's next start, a retry wake-up or its turn at the
+// upstream gate, would come after it.
+#include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "engine/engine.h"
-#include "engine/retry_policy.h"
+#include "engine/waiter_deadlines.h"
 
 namespace engine {
 
@@ -21,48 +17,43 @@ void Engine::WatchDeadline(WaiterId id, Waiter* w, absl::Time leave_at) {
     Flight* f = table_.FlightOf(id);
     if (f == nullptr) return;
     const absl::Time now = clock_->Now();
-    if (f->state.ticket != 0) {
-      RemoveWaiter(id, GateWaitFailure(
-                           *f, gate_.EstimatedStart(f->state.ticket, now), now));
-    } else {
-      RemoveWaiter(id, {FailureReason::kDeadlineExceeded,
-                        "the deadline passed while vPIC was being asked", true});
-    }
+    RemoveWaiter(id, f->state.ticket != 0
+                         ? LateFailure(*f, NextStart(*f, now), now)
+                         : DeadlinePassedFailure());
   });
 }
 
-Failure Engine::RetryWaitFailure(const Flight& f, absl::Time now) const {
-  Failure failure{FailureReason::kUpstreamUnavailable, "", true,
-                  f.state.attempts};
-  failure.retry_delay = f.state.retry_at - now;
-  failure.last_error = f.state.last_retrying->error;
-  failure.message = absl::StrCat(
-      "vPIC is failing (", DescribeUpstreamError(*failure.last_error),
-      "); its next attempt, in ", absl::FormatDuration(failure.retry_delay),
-      ", falls after this call's deadline");
-  return failure;
+absl::Time Engine::NextStart(const Flight& f, absl::Time now) const {
+  if (f.state.wakeup != 0 && f.state.retry_at != absl::InfinitePast()) {
+    return f.state.retry_at;
+  }
+  if (f.state.ticket != 0) return gate_.EstimatedStart(f.state.ticket, now);
+  return now;
 }
 
-Failure Engine::GateWaitFailure(const Flight& f, absl::Time start,
-                                absl::Time now) const {
-  Failure failure{FailureReason::kUpstreamUnavailable, "", true,
-                  f.state.attempts};
-  failure.retry_delay = std::max(absl::ZeroDuration(), start - now);
-  const double rate = budget_->EffectiveRatePerMinute();
-  const std::string why =
-      budget_->PausedUntil() > now
-          ? absl::StrCat("vPIC asked this server to pause (HTTP 429) for ",
-                         absl::FormatDuration(budget_->PausedUntil() - now))
-          : rate > 0 ? absl::StrFormat("this server sends vPIC at most %.0f "
-                                       "requests per minute (--upstream_rate)",
-                                       rate)
-                     : std::string("upstream requests are at their "
-                                   "concurrency limit");
-  failure.message = absl::StrCat(
-      "waiting for its turn to ask vPIC: ", why, "; its request would start in ",
-      absl::FormatDuration(failure.retry_delay),
-      ", after this call's deadline");
-  return failure;
+Failure Engine::LateFailure(const Flight& f, absl::Time start,
+                            absl::Time now) const {
+  if (f.state.wakeup != 0 && f.state.retry_at != absl::InfinitePast() &&
+      f.state.last_retrying) {
+    return RetryWaitFailure(f.state.attempts, f.state.last_retrying->error,
+                            f.state.retry_at - now);
+  }
+  return GateWaitFailure(f.state.attempts, start - now, *budget_, now);
+}
+
+void Engine::RemoveWaiters(const std::vector<WaiterId>& ids,
+                           const Failure& failure) {
+  for (WaiterId id : ids) RemoveWaiter(id, failure);
+}
+
+bool Engine::LeaveIfLate(Flight* f, absl::Time start) {
+  const std::vector<WaiterId> leaving = MustLeaveBefore(f->waiters, start);
+  if (leaving.empty()) return false;
+  const bool all_leave = leaving.size() == f->waiters.size();
+  // The last one out abandons the flight, and with it its wake-up or its
+  // place at the gate.
+  RemoveWaiters(leaving, LateFailure(*f, start, clock_->Now()));
+  return all_leave;
 }
 
 }  // namespace engine

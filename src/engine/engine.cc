@@ -69,6 +69,8 @@ Engine::Engine(EngineOptions options,
       scheduler_(clock_),
       jitter_(options_.retry_base, options_.retry_cap, options_.uniform),
       cache_(options_.cache_capacity, options_.cache_ttl, options_.encoder),
+      answerer_({clock_, &cache_, metrics_, options_.snapshots,
+                 options_.encoder, &scheduler_, &admitted_}),
       budget_(options_.fleet == nullptr
                   ? std::make_unique<upstream::LocalBudget>(options_.budget,
                                                             clock_->Now())
@@ -123,27 +125,21 @@ Admission Engine::Submit(const DecodeRequest& request,
   }
   const SourcePreference source = Resolve(request.source_preference);
   if (source == SourcePreference::kSnapshotOnly &&
-      (options_.snapshots == nullptr ||
-       options_.snapshots->Current() == nullptr)) {
+      !answerer_.snapshot_loaded()) {
     return Admission::Refused(
         {FailureReason::kNoSnapshot,
          "no offline vPIC snapshot is loaded on this server; ask for "
          "SOURCE_PREFERENCE_LIVE_ONLY, or start it with --snapshot_path",
          false});
   }
-  if (shutting_down_.load()) {
-    return Admission::Refused(
-        {FailureReason::kShuttingDown, "the server is shutting down", true});
-  }
+  if (!drain_.admits()) return Admission::Refused(DrainState::ShuttingDown());
   const coalesce::FlightKey key{valid->vin, request.model_year};
   const WaiterId id = next_waiter_.fetch_add(1);
   // A cache hit is answered here, on the caller's thread, without a hop
   // through the loop (the cache is safe to read from any thread).
-  if (source != SourcePreference::kSnapshotOnly && cache_.enabled()) {
-    if (auto cached = cache_.Lookup(key, clock_->Now())) {
-      metrics_->cache_hits.Add();
-      listener->OnQueued({});
-      listener->OnDone(std::move(cached));
+  if (source != SourcePreference::kSnapshotOnly) {
+    if (auto cached = answerer_.LookupCache(key, clock_->Now())) {
+      Answerer::AnswerHit(listener, std::move(cached));
       return Admission::Admitted(id);
     }
   }
@@ -162,7 +158,10 @@ Admission Engine::Submit(const DecodeRequest& request,
   const absl::Time deadline = request.timeout == absl::InfiniteDuration()
                                   ? absl::InfiniteFuture()
                                   : clock_->Now() + request.timeout;
-  Waiter waiter{listener, deadline, 0, source};
+  Waiter waiter;
+  waiter.listener = listener;
+  waiter.deadline = deadline;
+  waiter.source = source;
   Post([this, id, key, warnings = std::move(warnings), waiter,
         stagger = request.stagger] {
     OnSubmit(id, key, warnings, waiter, stagger);
@@ -171,9 +170,8 @@ Admission Engine::Submit(const DecodeRequest& request,
 }
 
 SourcePreference Engine::Resolve(SourcePreference requested) const {
-  const bool loaded = options_.snapshots != nullptr &&
-                      options_.snapshots->Current() != nullptr;
-  return ResolveSource(requested, options_.default_source, loaded);
+  return ResolveSource(requested, options_.default_source,
+                       answerer_.snapshot_loaded());
 }
 
 void Engine::Cancel(WaiterId id) {
@@ -182,31 +180,19 @@ void Engine::Cancel(WaiterId id) {
   });
 }
 
-namespace {
-
-Failure ShuttingDown() {
-  return {FailureReason::kShuttingDown,
-          "the server is shutting down; try again later", true};
-}
-
-}  // namespace
-
 void Engine::Drain() {
-  shutting_down_.store(true);
+  if (!drain_.Request(DrainState::Phase::kDraining)) return;
   Post([this] {
-    loop_shutting_down_ = true;
-    loop_draining_ = true;
-    FailWaitingFlights(ShuttingDown());
+    drain_.Enter(DrainState::Phase::kDraining);
+    FailWaitingFlights(DrainState::ShuttingDown());
   });
 }
 
 void Engine::Shutdown() {
-  shutting_down_.store(true);
-  if (final_shutdown_.exchange(true)) return;
+  if (!drain_.Request(DrainState::Phase::kStopped)) return;
   Post([this] {
-    loop_shutting_down_ = true;
-    loop_draining_ = true;
-    FailEverything(ShuttingDown());
+    drain_.Enter(DrainState::Phase::kStopped);
+    FailEverything(DrainState::ShuttingDown());
   });
 }
 

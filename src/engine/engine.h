@@ -24,9 +24,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
+#include "engine/answerer.h"
+#include "engine/drain_state.h"
 #include "engine/fleet_backend.h"
 #include "engine/result_cache.h"
 #include "engine/types.h"
+#include "engine/waiter_deadlines.h"
 #include "metrics/metrics.h"
 #include "retry/jitter.h"
 #include "retry/scheduler.h"
@@ -75,7 +78,7 @@ struct EngineOptions {
   SourcePreference default_source = SourcePreference::kUnspecified;
   // A LIVE_THEN_SNAPSHOT waiter with a deadline falls back to the snapshot
   // this long before the deadline, so that the answer can still arrive.
-  absl::Duration snapshot_fallback_margin = absl::Milliseconds(100);
+  absl::Duration snapshot_fallback_margin = kSnapshotFallbackMargin;
   // Fleet mode (README "Running a fleet"): the cache, the flights and the
   // upstream budget shared with the other replicas. Not owned; must outlive
   // the engine. Null: this process alone. Needs an encoder.
@@ -170,12 +173,6 @@ class Engine {
                     absl::Duration timeout) const;
 
  private:
-  struct Waiter {
-    DecodeListener* listener = nullptr;
-    absl::Time deadline = absl::InfiniteFuture();
-    retry::Scheduler::TimerId deadline_timer = 0;
-    SourcePreference source = SourcePreference::kLiveOnly;  // resolved
-  };
   // A flight's place in the fleet (fleet mode only; kLocal otherwise).
   enum class FleetRole {
     kLocal,     // this replica decodes it alone (no fleet, or Redis failed)
@@ -195,9 +192,9 @@ class Engine {
     absl::optional<Retrying> last_retrying;
     absl::Time started;
     FleetRole fleet = FleetRole::kLocal;
-    // kClaiming: the waiter that created the flight, whose QUEUED waits
-    // for the claim's answer (coalesced or not), and its stagger request.
-    WaiterId claimer = 0;
+    // The waiter that created the flight. In fleet mode its QUEUED waits
+    // for the claim's answer (coalesced or not), with its stagger request.
+    WaiterId creator = 0;
     bool stagger = false;
     retry::Scheduler::TimerId fleet_timer = 0;  // renewal, or re-claim
   };
@@ -247,28 +244,23 @@ class Engine {
   // Removes one waiter from its flight with `failure` (attempts and the
   // last upstream error are filled in from the flight when unset).
   void RemoveWaiter(WaiterId id, Failure failure);
-  // Deadlines (deadlines.cc): the waiter leaves at `leave_at`.
+  // Deadlines (deadlines.cc, the rule in waiter_deadlines.h): the waiter
+  // leaves at `leave_at`.
   void WatchDeadline(WaiterId id, Waiter* w, absl::Time leave_at);
-  // The failure of a waiter whose deadline falls before the flight's next
-  // retry wake-up / its turn at the upstream gate, carrying that delay.
-  Failure RetryWaitFailure(const Flight& f, absl::Time now) const;
-  Failure GateWaitFailure(const Flight& f, absl::Time start,
-                          absl::Time now) const;
+  // When the flight's next upstream request is expected to start: its
+  // retry wake-up, or its turn at the gate (now when neither).
+  absl::Time NextStart(const Flight& f, absl::Time now) const;
+  // What a waiter leaving because its deadline falls before `start` is told.
+  Failure LateFailure(const Flight& f, absl::Time start, absl::Time now) const;
+  // Every waiter whose deadline falls before `start` leaves with
+  // LateFailure; the last one out abandons the flight. Returns whether the
+  // flight is gone.
+  bool LeaveIfLate(Flight* f, absl::Time start);
+  void RemoveWaiters(const std::vector<WaiterId>& ids, const Failure& failure);
   void Complete(Flight* f, vpic::Decoded decoded);
   void FailFlight(Flight* f, Failure failure);
   void AbandonIfEmpty(Flight* f);
   void StopFlightWork(Flight* f);
-  // Answers a waiter whose live decode failed: from the snapshot when its
-  // source preference allows that (source_policy.h), else with `failure`.
-  void AnswerAfterFailure(Waiter& w, const Failure& failure,
-                          const coalesce::FlightKey& key,
-                          const std::vector<vpic::Note>& warnings);
-  // The loaded snapshot's answer, or nullptr when none is loaded or it
-  // cannot decode the VIN.
-  std::shared_ptr<const DecodeResult> SnapshotAnswerFor(
-      const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
-      int attempts, const std::string& live_failure);
-  void Release(Waiter& w);
   void FailEverything(const Failure& failure);
   // Fails the flights that wait for anything but a request in flight.
   void FailWaitingFlights(const Failure& failure);
@@ -306,6 +298,8 @@ class Engine {
   void StartReadyAttempts();
   void StartRequest(std::vector<upstream::UpstreamGate::Ticket> tickets);
   void OnRequestDone(vpic::UpstreamClient::RequestId id, vpic::HttpResult result);
+  // What the answer said of vPIC as a whole, once per request.
+  void ApplySignal(const vpic::RequestOutcome& answer);
   void HandleOutcome(Flight* f, vpic::Outcome outcome);
   void ScheduleRetry(Flight* f, const vpic::Outcome& outcome);
   // A 429 / Retry-After answer: pause every flight, cut the rate, and let
@@ -322,8 +316,7 @@ class Engine {
   std::unique_ptr<metrics::ServiceMetrics> own_metrics_;  // when none given
   metrics::ServiceMetrics* const metrics_;
   const std::shared_ptr<LoopHandle> handle_;
-  std::atomic<bool> shutting_down_{false};  // Submit refuses work
-  std::atomic<bool> final_shutdown_{false};  // Shutdown() was called
+  DrainState drain_;
   std::atomic<WaiterId> next_waiter_{1};
   std::atomic<size_t> admitted_{0};
 
@@ -340,13 +333,12 @@ class Engine {
   retry::Jitter jitter_;
   Table table_;
   ResultCache cache_;
+  Answerer answerer_;  // after cache_ and scheduler_, which it uses
   std::unique_ptr<upstream::UpstreamBudget> budget_;
   upstream::UpstreamGate gate_;
   absl::flat_hash_map<vpic::UpstreamClient::RequestId, Request> requests_;
   EngineStats counts_;  // the loop's running totals, published to stats_
   double rate_reported_ = 0;  // the effective rate last told the observer
-  bool loop_shutting_down_ = false;
-  bool loop_draining_ = false;  // no new upstream request
 
   std::thread loop_;  // last: starts after everything above exists
 };

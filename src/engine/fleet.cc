@@ -84,9 +84,9 @@ void Engine::OnClaim(const coalesce::FlightKey& key, uint64_t fid,
   using Kind = FleetBackend::Claim::Kind;
   if (first) {
     if (claim.kind == Kind::kCached) {
-      metrics_->cache_hits.Add();
+      answerer_.CountHit();
     } else {
-      metrics_->cache_misses.Add();
+      answerer_.CountMiss();
     }
   }
   switch (claim.kind) {
@@ -98,12 +98,11 @@ void Engine::OnClaim(const coalesce::FlightKey& key, uint64_t fid,
     }
     case Kind::kTaken:
       f->state.fleet = FleetRole::kRemote;
-      if (first && f->waiters.count(f->state.claimer) != 0) {
+      if (first && f->waiters.count(f->state.creator) != 0) {
         metrics_->coalesced_waiters.Add();
         Queued queued;
         queued.coalesced = true;  // with a flight on another replica
-        f->waiters.at(f->state.claimer).listener->OnQueued(queued);
-        f->state.claimer = 0;
+        answerer_.Queue(f->waiters.at(f->state.creator), queued);
       }
       ScheduleFleetTimer(f);
       return;
@@ -113,7 +112,7 @@ void Engine::OnClaim(const coalesce::FlightKey& key, uint64_t fid,
           claim.kind == Kind::kOwner ? FleetRole::kOwner : FleetRole::kLocal;
       if (f->state.fleet == FleetRole::kOwner) ScheduleFleetTimer(f);
       if (first) {
-        BeginAttempts(f, f->state.claimer, f->state.stagger);
+        BeginAttempts(f, f->state.creator, f->state.stagger);
       } else {
         // Taken over from a replica that stopped renewing its lease.
         budget_->RecordFirstAttempts(clock_->Now(), 1);
@@ -160,7 +159,7 @@ void Engine::OnFleetEvent(const FleetEvent& e) {
       // the fleet was started after that decode ended, as far as its
       // callers can tell: it gets the cache answer the claim would have.
       if (f->state.fleet == FleetRole::kClaiming) {
-        metrics_->cache_hits.Add();
+        answerer_.CountHit();
         f->state.fleet = FleetRole::kLocal;  // the claim's answer is moot
         AnswerFromFleet(f, std::move(cached));
         return;
@@ -202,13 +201,8 @@ void Engine::AnswerFromFleet(Flight* f,
     options_.fleet->ReleaseLease(FleetKey(f->key.vin, f->key.model_year),
                                  FleetToken(*f));
   }
-  const WaiterId claimer = f->state.claimer;
   auto waiters = table_.Erase(f);
-  for (auto& [id, w] : waiters) {
-    if (id == claimer) w.listener->OnQueued({});
-    w.listener->OnDone(answer);
-    Release(w);
-  }
+  for (auto& [id, w] : waiters) answerer_.Done(w, answer);
 }
 
 void Engine::FleetDone(Flight* f, const DecodeResult& result,

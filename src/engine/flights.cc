@@ -1,10 +1,11 @@
-// The flight lifecycle of Engine, on its loop thread: joining a flight,
-// leaving it, its completion or failure, and the answer of each waiter.
-// The rules it follows each live in a file of their own: attempts through
-// the upstream gate in attempts.cc (with retry_policy and src/upstream/),
-// deadlines in deadlines.cc, the source preference and the snapshot
-// fallback in source_policy; the thread-safe entry points and the loop in
-// engine.cc.
+// The flight lifecycle of Engine, on its loop thread: joining a flight
+// (rule 5), leaving it, its completion or failure. The rules it follows
+// each live in a file of their own: what each waiter is answered in
+// answerer (QUEUED first, cache accounting, the snapshot fallback of
+// source_policy), when a waiter must leave in waiter_deadlines (applied in
+// deadlines.cc), attempts through the upstream gate in attempts.cc (with
+// retry_policy and src/upstream/), the stop in drain_state; the
+// thread-safe entry points and the loop in engine.cc.
 #include <algorithm>
 #include <utility>
 
@@ -38,52 +39,32 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
                       std::vector<vpic::Note> warnings, Waiter waiter,
                       bool stagger) {
   const absl::Time now = clock_->Now();
-  if (loop_shutting_down_) {
-    Failure f{FailureReason::kShuttingDown,
-              "the server is shutting down; try again later", true};
-    AnswerAfterFailure(waiter, f, key, warnings);
+  if (!drain_.loop_serving()) {
+    answerer_.Fail(waiter, DrainState::ShuttingDown(), key, warnings);
     return;
   }
   if (waiter.source == SourcePreference::kSnapshotOnly) {
-    waiter.listener->OnQueued({});
-    if (auto answer = SnapshotAnswerFor(key, warnings, 0, "")) {
-      waiter.listener->OnDone(std::move(answer));
-      Release(waiter);
-    } else {
-      AnswerAfterFailure(waiter,
-                     {FailureReason::kNoSnapshot,
-                      "the offline vPIC snapshot could not decode this VIN",
-                      false},
-                     key, warnings);
-    }
+    answerer_.AnswerFromSnapshot(waiter, key, warnings);
     return;
   }
-  if (auto cached = cache_.Lookup(key, now)) {
-    metrics_->cache_hits.Add();
-    waiter.listener->OnQueued({});
-    waiter.listener->OnDone(std::move(cached));
-    Release(waiter);
+  if (auto cached = answerer_.LookupCache(key, now)) {
+    answerer_.Done(waiter, std::move(cached));
     return;
   }
   if (waiter.deadline <= now) {
-    metrics_->cache_misses.Add();
-    AnswerAfterFailure(waiter,
-                   {FailureReason::kDeadlineExceeded,
-                    "the deadline passed before the decode started", true},
-                   key, warnings);
+    answerer_.CountMiss();
+    answerer_.Fail(waiter, DeadlinePassedBeforeStartFailure(), key, warnings);
     return;
   }
-  DecodeListener* listener = waiter.listener;
-  const absl::Time deadline = waiter.deadline;
   const absl::Time leave_at = LeaveLivePathAt(
-      waiter.source, deadline, now, options_.snapshot_fallback_margin);
+      waiter.source, waiter.deadline, now, options_.snapshot_fallback_margin);
   auto [f, created] = table_.Join(key, id, waiter);
   Waiter& w = f->waiters.at(id);
   if (created) {
     f->state.warnings = std::move(warnings);
     f->state.prev_delay = options_.retry_base;
     f->state.started = now;
-    f->state.claimer = id;  // its QUEUED is owed
+    f->state.creator = id;  // its QUEUED is owed
     WatchDeadline(id, &w, leave_at);
     if (FleetActive()) {
       // The fleet's cache, then its lease, decide who decodes; this waiter's
@@ -93,27 +74,21 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
       ClaimFleetFlight(f);
       return;
     }
-    metrics_->cache_misses.Add();
+    answerer_.CountMiss();
     BeginAttempts(f, id, stagger);
     return;
   }
-  metrics_->cache_misses.Add();
+  answerer_.CountMiss();
   metrics_->coalesced_waiters.Add();
-  // When the flight's upstream request is expected to start at the earliest:
-  // at its retry wake-up or at its turn at the gate.
-  const absl::Time start = f->state.ticket != 0
-                               ? gate_.EstimatedStart(f->state.ticket, now)
-                               : now;
-  listener->OnQueued(QueuedFor(true, start, now));
-  if (f->state.last_retrying) listener->OnRetrying(*f->state.last_retrying);
-  // A waiter whose deadline falls before the flight's next attempt leaves
-  // at once: it would only sleep into its deadline.
-  if (f->state.wakeup != 0 && leave_at < f->state.retry_at) {
-    RemoveWaiter(id, RetryWaitFailure(*f, now));
-    return;
-  }
+  // Its QUEUED says whether the flight waits for the upstream rate.
+  const absl::Time turn = f->state.ticket != 0
+                              ? gate_.EstimatedStart(f->state.ticket, now)
+                              : now;
+  answerer_.Queue(w, QueuedFor(true, turn, now));
+  if (f->state.last_retrying) w.listener->OnRetrying(*f->state.last_retrying);
+  const absl::Time start = NextStart(*f, now);
   if (leave_at < start) {
-    RemoveWaiter(id, GateWaitFailure(*f, start, now));
+    RemoveWaiter(id, LateFailure(*f, start, now));
     return;
   }
   WatchDeadline(id, &w, leave_at);
@@ -135,18 +110,10 @@ void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
   const absl::Time start =
       std::max(now + stagger_delay, gate_.EstimatedStart(0, now));
   auto it = f->waiters.find(creator);
-  if (it != f->waiters.end() && f->state.claimer == creator) {
-    f->state.claimer = 0;
-    it->second.listener->OnQueued(QueuedFor(false, start, now));
+  if (it != f->waiters.end()) {
+    answerer_.Queue(it->second, QueuedFor(false, start, now));
   }
-  std::vector<WaiterId> leaving;
-  for (const auto& [id, w] : f->waiters) {
-    if (w.deadline < start) leaving.push_back(id);
-  }
-  const bool all_leave = leaving.size() == f->waiters.size();
-  // The last one out abandons the flight.
-  for (WaiterId id : leaving) RemoveWaiter(id, GateWaitFailure(*f, start, now));
-  if (all_leave) return;
+  if (LeaveIfLate(f, start)) return;
   if (stagger_delay > absl::ZeroDuration()) {
     const uint64_t fid = f->id;
     const coalesce::FlightKey key = f->key;
@@ -165,15 +132,11 @@ void Engine::RemoveWaiter(WaiterId id, Failure failure) {
   Waiter w;
   Flight* f = table_.Leave(id, &w);
   if (f == nullptr) return;  // already answered
-  if (f->state.claimer == id) {  // every waiter's first event is QUEUED
-    f->state.claimer = 0;
-    w.listener->OnQueued({});
-  }
   if (failure.attempts == 0) failure.attempts = f->state.attempts;
   if (!failure.last_error && f->state.last_retrying) {
     failure.last_error = f->state.last_retrying->error;
   }
-  AnswerAfterFailure(w, failure, f->key, f->state.warnings);
+  answerer_.Fail(w, failure, f->key, f->state.warnings);
   AbandonIfEmpty(f);
 }
 
@@ -215,10 +178,7 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
   FleetDone(f, *result, cache_answer);
   auto waiters = table_.Erase(f);
   std::shared_ptr<const DecodeResult> shared = std::move(result);
-  for (auto& [id, w] : waiters) {
-    w.listener->OnDone(shared);
-    Release(w);
-  }
+  for (auto& [id, w] : waiters) answerer_.Done(w, shared);
 }
 
 void Engine::FailFlight(Flight* f, Failure failure) {
@@ -227,12 +187,8 @@ void Engine::FailFlight(Flight* f, Failure failure) {
   FleetFailed(f, failure);
   const coalesce::FlightKey key = f->key;
   const std::vector<vpic::Note> warnings = f->state.warnings;
-  const WaiterId claimer = f->state.claimer;
   auto waiters = table_.Erase(f);
-  for (auto& [id, w] : waiters) {
-    if (id == claimer) w.listener->OnQueued({});
-    AnswerAfterFailure(w, failure, key, warnings);
-  }
+  for (auto& [id, w] : waiters) answerer_.Fail(w, failure, key, warnings);
 }
 
 void Engine::FailWaitingFlights(const Failure& failure) {
@@ -260,40 +216,6 @@ void Engine::FailEverything(const Failure& failure) {
     if (f->state.last_retrying) each.last_error = f->state.last_retrying->error;
     FailFlight(f, std::move(each));
   }
-}
-
-void Engine::AnswerAfterFailure(Waiter& w, const Failure& failure,
-                                const coalesce::FlightKey& key,
-                                const std::vector<vpic::Note>& warnings) {
-  if (SnapshotAnswersAfter(w.source, failure.reason)) {
-    if (auto answer =
-            SnapshotAnswerFor(key, warnings, failure.attempts, failure.message)) {
-      w.listener->OnDone(std::move(answer));
-      Release(w);
-      return;
-    }
-  }
-  w.listener->OnFailed(failure);
-  Release(w);
-}
-
-std::shared_ptr<const DecodeResult> Engine::SnapshotAnswerFor(
-    const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
-    int attempts, const std::string& live_failure) {
-  if (options_.snapshots == nullptr) return nullptr;
-  std::shared_ptr<const snapshot::Snapshot> snap =
-      options_.snapshots->Current();
-  if (snap == nullptr) return nullptr;
-  return SnapshotAnswer(*snap, key, warnings, attempts, live_failure,
-                        clock_->WallNow(), options_.encoder);
-}
-
-// The waiter has had its terminal event.
-void Engine::Release(Waiter& w) {
-  scheduler_.Cancel(w.deadline_timer);
-  w.deadline_timer = 0;
-  w.listener = nullptr;
-  admitted_.fetch_sub(1);
 }
 
 void Engine::Summarise(const Flight* f, bool ok, std::string outcome,

@@ -23,15 +23,6 @@ bool SnapshotAnswersAfter(SourcePreference source, FailureReason reason) {
          reason == FailureReason::kDeadlineExceeded;
 }
 
-absl::Time LeaveLivePathAt(SourcePreference source, absl::Time deadline,
-                           absl::Time now, absl::Duration margin) {
-  if (source != SourcePreference::kLiveThenSnapshot ||
-      deadline == absl::InfiniteFuture()) {
-    return deadline;
-  }
-  return std::max(now, deadline - margin);
-}
-
 std::shared_ptr<const DecodeResult> SnapshotAnswer(
     const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
     const std::vector<vpic::Note>& warnings, int attempts,

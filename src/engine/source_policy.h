@@ -1,7 +1,7 @@
 // Which decoders may answer a request (the source preference): the server's
 // default, the snapshot as a labelled fallback once the live path has
-// failed for good, and the margin a fallback needs before a deadline.
-// Pure functions, and the building of a snapshot answer.
+// failed for good (the margin a fallback needs before a deadline is in
+// waiter_deadlines.h). Pure functions, and the building of a snapshot answer.
 #ifndef VIN_ENGINE_SOURCE_POLICY_H_
 #define VIN_ENGINE_SOURCE_POLICY_H_
 
@@ -28,11 +28,6 @@ SourcePreference ResolveSource(SourcePreference requested,
 // good (upstream unavailable or rejecting, or the deadline near); never on
 // cancellation or shutdown.
 bool SnapshotAnswersAfter(SourcePreference source, FailureReason reason);
-
-// When a waiter leaves the live path: at its deadline, or a margin before it
-// when it may fall back to the snapshot, so that the answer arrives in time.
-absl::Time LeaveLivePathAt(SourcePreference source, absl::Time deadline,
-                           absl::Time now, absl::Duration margin);
 
 // The snapshot's answer for `key` (source SNAPSHOT, a `live_failure` note
 // when it stands in for a failed live decode), or nullptr when the snapshot

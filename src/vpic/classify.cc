@@ -151,4 +151,23 @@ std::vector<Outcome> ClassifyBatch(const HttpResult& r, absl::Time now,
   return out;
 }
 
+RequestOutcome ClassifyRequest(const HttpResult& r, absl::Time now,
+                               const std::vector<std::string>* batch_vins) {
+  RequestOutcome out;
+  if (batch_vins != nullptr) {
+    out.outcomes = ClassifyBatch(r, now, *batch_vins);
+  } else {
+    out.outcomes.push_back(Classify(r, now));
+  }
+  if (out.outcomes.empty() || r.transport != Transport::kOk) return out;
+  const Outcome& first = out.outcomes.front();
+  if (r.http_status == 429 || (r.http_status == 503 && first.retry_after)) {
+    out.signal = Signal::kPushback;
+  } else if (r.http_status == 200 &&
+             first.verdict == Outcome::Verdict::kDecoded) {
+    out.signal = Signal::kAnswered;
+  }
+  return out;
+}
+
 }  // namespace vpic

@@ -73,6 +73,27 @@ Outcome Classify(const HttpResult& result, absl::Time now);
 std::vector<Outcome> ClassifyBatch(const HttpResult& result, absl::Time now,
                                    const std::vector<std::string>& vins);
 
+// What one request's answer says of vPIC as a whole, beside each VIN's
+// outcome: the engine acts on it once per request (rule 10), never again
+// from the raw HTTP result.
+enum class Signal {
+  kNone,      // nothing for the shared rate: a failure or a rejection
+  kPushback,  // a 429, or a 503 with Retry-After: every flight pauses and
+              // the rate is cut
+  kAnswered,  // a 200 whose (first) result decoded: the rate may climb back
+};
+
+struct RequestOutcome {
+  std::vector<Outcome> outcomes;  // one per VIN sent, in the order sent
+  Signal signal = Signal::kNone;
+};
+
+// Classifies one request: a single DecodeVinValues when `batch_vins` is
+// null (one outcome, as Classify()), else a DecodeVINValuesBatch of those
+// VINs (as ClassifyBatch()), and the request's signal.
+RequestOutcome ClassifyRequest(const HttpResult& result, absl::Time now,
+                               const std::vector<std::string>* batch_vins);
+
 // Parses a Retry-After value: delta-seconds ("120") or an HTTP date
 // ("Wed, 21 Oct 2015 07:28:00 GMT"); a date in the past gives zero.
 absl::optional<absl::Duration> ParseRetryAfter(absl::string_view value,

@@ -121,6 +121,50 @@ TEST(Classify, RetryAfterOnA200MaintenancePageIsCarried) {
             absl::nullopt);
 }
 
+// What a request's answer says of vPIC as a whole, decided once here: the
+// engine pauses every flight on a pushback and lets the rate climb back on
+// an answer, from this signal alone.
+TEST(ClassifyRequest, SignalOfTheWholeAnswer) {
+  struct Case {
+    const char* name;
+    HttpResult result;
+    Signal want;
+  };
+  const Case cases[] = {
+      {"decoded 200", Http(200, kVpicBody), Signal::kAnswered},
+      {"sparse 200 is an answer", Http(200, kSparseBody), Signal::kAnswered},
+      {"429 without Retry-After", Http(429, ""), Signal::kPushback},
+      {"429 with Retry-After", Http(429, "", "5"), Signal::kPushback},
+      {"503 with Retry-After", Http(503, "", "5"), Signal::kPushback},
+      {"503 without Retry-After", Http(503, ""), Signal::kNone},
+      {"502", Http(502, "", "5"), Signal::kNone},
+      {"404 rejection", Http(404, ""), Signal::kNone},
+      {"maintenance page 200", Http(200, "<html>down</html>", "5"),
+       Signal::kNone},
+      {"reset", Broken(Transport::kReset), Signal::kNone},
+      {"timeout", Broken(Transport::kTimeout), Signal::kNone},
+  };
+  for (const Case& c : cases) {
+    const RequestOutcome got = ClassifyRequest(c.result, kNow, nullptr);
+    EXPECT_EQ(got.signal, c.want) << c.name;
+    ASSERT_EQ(got.outcomes.size(), 1u) << c.name;
+    EXPECT_EQ(got.outcomes[0].verdict, Classify(c.result, kNow).verdict)
+        << c.name;
+  }
+}
+
+TEST(ClassifyRequest, ABatchGetsOneOutcomePerVinAndOneSignal) {
+  const std::vector<std::string> vins = {"A", "B"};
+  const RequestOutcome pushed =
+      ClassifyRequest(Http(429, "", "2"), kNow, &vins);
+  EXPECT_EQ(pushed.signal, Signal::kPushback);
+  ASSERT_EQ(pushed.outcomes.size(), 2u);
+  EXPECT_EQ(pushed.outcomes[1].retry_after, absl::Seconds(2));
+  const RequestOutcome failed = ClassifyRequest(Http(503, ""), kNow, &vins);
+  EXPECT_EQ(failed.signal, Signal::kNone);
+  EXPECT_EQ(failed.outcomes.size(), 2u);
+}
+
 TEST(ParseRetryAfter, SecondsAndHttpDates) {
   EXPECT_EQ(ParseRetryAfter("120", kNow), absl::Seconds(120));
   EXPECT_EQ(ParseRetryAfter(" 0 ", kNow), absl::ZeroDuration());

@@ -1,0 +1,95 @@
+#include "engine/answerer.h"
+
+#include <utility>
+
+#include "engine/source_policy.h"
+
+namespace engine {
+
+Answerer::Answerer(Deps deps) : deps_(std::move(deps)) {}
+
+std::shared_ptr<const DecodeResult> Answerer::LookupCache(
+    const coalesce::FlightKey& key, absl::Time now) {
+  if (!deps_.cache->enabled()) return nullptr;
+  std::shared_ptr<const DecodeResult> cached = deps_.cache->Lookup(key, now);
+  if (cached != nullptr) deps_.metrics->cache_hits.Add();
+  return cached;
+}
+
+void Answerer::AnswerHit(DecodeListener* listener,
+                         std::shared_ptr<const DecodeResult> result) {
+  listener->OnQueued({});
+  listener->OnDone(std::move(result));
+}
+
+bool Answerer::snapshot_loaded() const {
+  return deps_.snapshots != nullptr && deps_.snapshots->Current() != nullptr;
+}
+
+void Answerer::CountHit() { deps_.metrics->cache_hits.Add(); }
+
+void Answerer::CountMiss() { deps_.metrics->cache_misses.Add(); }
+
+void Answerer::Queue(Waiter& w, const Queued& queued) {
+  if (w.queued) return;
+  w.queued = true;
+  w.listener->OnQueued(queued);
+}
+
+void Answerer::OweQueued(Waiter& w) { Queue(w, {}); }
+
+void Answerer::Done(Waiter& w, std::shared_ptr<const DecodeResult> result) {
+  OweQueued(w);
+  w.listener->OnDone(std::move(result));
+  Release(w);
+}
+
+void Answerer::Fail(Waiter& w, const Failure& failure,
+                    const coalesce::FlightKey& key,
+                    const std::vector<vpic::Note>& warnings) {
+  OweQueued(w);
+  if (SnapshotAnswersAfter(w.source, failure.reason)) {
+    if (auto answer =
+            SnapshotAnswerFor(key, warnings, failure.attempts, failure.message)) {
+      w.listener->OnDone(std::move(answer));
+      Release(w);
+      return;
+    }
+  }
+  w.listener->OnFailed(failure);
+  Release(w);
+}
+
+void Answerer::AnswerFromSnapshot(Waiter& w, const coalesce::FlightKey& key,
+                                  const std::vector<vpic::Note>& warnings) {
+  OweQueued(w);
+  if (auto answer = SnapshotAnswerFor(key, warnings, 0, "")) {
+    Done(w, std::move(answer));
+    return;
+  }
+  Fail(w,
+       {FailureReason::kNoSnapshot,
+        "the offline vPIC snapshot could not decode this VIN", false},
+       key, warnings);
+}
+
+std::shared_ptr<const DecodeResult> Answerer::SnapshotAnswerFor(
+    const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
+    int attempts, const std::string& live_failure) {
+  if (deps_.snapshots == nullptr) return nullptr;
+  std::shared_ptr<const snapshot::Snapshot> snap = deps_.snapshots->Current();
+  if (snap == nullptr) return nullptr;
+  return SnapshotAnswer(*snap, key, warnings, attempts, live_failure,
+                        deps_.clock->WallNow(), deps_.encoder);
+}
+
+// The waiter has had its terminal event: the engine never touches its
+// listener again.
+void Answerer::Release(Waiter& w) {
+  deps_.scheduler->Cancel(w.deadline_timer);
+  w.deadline_timer = 0;
+  w.listener = nullptr;
+  deps_.admitted->fetch_sub(1);
+}
+
+}  // namespace engine

@@ -1,0 +1,97 @@
+// The answers waiters get (DESIGN rules 6, 8 and the source preference):
+// every waiter's first event is QUEUED, sent exactly once, also when its
+// first answer is already its last; every live request counts one cache
+// hit or miss; a waiter whose live decode failed for good is answered by
+// the best real answer its source preference allows (the snapshot, with a
+// `live_failure` note) before it is told the failure; a waiter's terminal
+// answer releases it (its deadline timer, its place among the admitted).
+//
+// Owned by the engine. LookupCache() and AnswerHit() may be called from any
+// thread (the cache is thread-safe, the counters atomic); everything else
+// runs on the engine's loop thread.
+#ifndef VIN_ENGINE_ANSWERER_H_
+#define VIN_ENGINE_ANSWERER_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "coalesce/flight_table.h"
+#include "engine/result_cache.h"
+#include "engine/types.h"
+#include "metrics/metrics.h"
+#include "retry/clock.h"
+#include "retry/scheduler.h"
+#include "snapshot/snapshot_store.h"
+
+namespace engine {
+
+// One caller waiting on a flight.
+struct Waiter {
+  DecodeListener* listener = nullptr;
+  // When it leaves the live path (its deadline, less the snapshot
+  // fallback's margin); InfiniteFuture for none.
+  absl::Time deadline = absl::InfiniteFuture();
+  retry::Scheduler::TimerId deadline_timer = 0;
+  SourcePreference source = SourcePreference::kLiveOnly;  // resolved
+  bool queued = false;  // its QUEUED has been sent
+};
+
+class Answerer {
+ public:
+  struct Deps {
+    const retry::Clock* clock = nullptr;
+    ResultCache* cache = nullptr;
+    metrics::ServiceMetrics* metrics = nullptr;
+    snapshot::SnapshotStore* snapshots = nullptr;  // may be null
+    ResultEncoder encoder;                         // may be empty
+    retry::Scheduler* scheduler = nullptr;  // where deadline timers live
+    std::atomic<size_t>* admitted = nullptr;  // waiters admitted, released here
+  };
+  explicit Answerer(Deps deps);
+
+  // ---- Any thread ----
+  // The cache's answer for a new request, counted as a hit; nullptr (not
+  // counted: see CountMiss) when the cache cannot answer.
+  std::shared_ptr<const DecodeResult> LookupCache(const coalesce::FlightKey& key,
+                                                  absl::Time now);
+  // Answers a caller that was never admitted as a waiter (a cache hit
+  // inside Engine::Submit): QUEUED, then DONE.
+  static void AnswerHit(DecodeListener* listener,
+                        std::shared_ptr<const DecodeResult> result);
+  // Whether a snapshot is loaded now.
+  bool snapshot_loaded() const;
+
+  // ---- Loop thread ----
+  void CountHit();   // a fleet cache answer
+  void CountMiss();  // a live request the cache could not answer
+  // Sends `queued` unless the waiter has had its QUEUED.
+  void Queue(Waiter& w, const Queued& queued);
+  // The waiter's terminal answers; each sends an owed QUEUED first and
+  // releases the waiter.
+  void Done(Waiter& w, std::shared_ptr<const DecodeResult> result);
+  // After a failure: the snapshot's answer when the waiter's preference
+  // allows it after `failure` (source_policy.h), else FAILED.
+  void Fail(Waiter& w, const Failure& failure, const coalesce::FlightKey& key,
+            const std::vector<vpic::Note>& warnings);
+  // A SNAPSHOT_ONLY request: the snapshot answers, or NO_SNAPSHOT.
+  void AnswerFromSnapshot(Waiter& w, const coalesce::FlightKey& key,
+                          const std::vector<vpic::Note>& warnings);
+
+ private:
+  // The loaded snapshot's answer, or nullptr when none is loaded or it
+  // cannot decode the VIN.
+  std::shared_ptr<const DecodeResult> SnapshotAnswerFor(
+      const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
+      int attempts, const std::string& live_failure);
+  void OweQueued(Waiter& w);
+  void Release(Waiter& w);
+
+  const Deps deps_;
+};
+
+}  // namespace engine
+
+#endif  // VIN_ENGINE_ANSWERER_H_
