@@ -20,6 +20,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/status/status.h"
+#include "domain/limits.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -223,10 +224,10 @@ int UsageError(absl::string_view message) {
 
 // Checks the flags common to both commands.
 absl::Status CheckCommonFlags() {
-  const int32_t year = absl::GetFlag(FLAGS_model_year);
-  if (year != 0 && (year < 1900 || year > 2100)) {
-    return absl::InvalidArgumentError(
-        "--model-year must be 0 (none) or a year between 1900 and 2100");
+  if (absl::Status year =
+          domain::CheckModelYear(absl::GetFlag(FLAGS_model_year), "--model-year");
+      !year.ok()) {
+    return year;
   }
   if (absl::GetFlag(FLAGS_deadline) < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--deadline must not be negative");

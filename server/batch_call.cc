@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "domain/limits.h"
 #include "server/batch_events.h"
 #include "server/call_deadline.h"
 #include "server/decode_metrics.h"
@@ -18,7 +19,7 @@ using vin::v1::DecodeBatchResponse;
 
 // Longer request ids are refused (FAILED / INVALID_REQUEST): each event
 // echoes the id, so it would be copied into every one.
-constexpr size_t kMaxRequestIdBytes = 128;
+using domain::kMaxRequestIdBytes;
 // An input VIN longer than this is echoed cut, with its length.
 constexpr size_t kMaxShownVinBytes = 64;
 constexpr size_t kShownVinPrefixBytes = 24;
@@ -177,12 +178,11 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
     items_.emplace(item, std::move(owned));
   }
   if (id_sent.size() > kMaxRequestIdBytes) {
-    item->OnFailed({engine::FailureReason::kInvalidRequest,
-                    absl::StrCat("request_id is ", id_sent.size(),
-                                 " bytes, over the limit of ",
-                                 kMaxRequestIdBytes,
-                                 " (echoed cut); the item was not decoded"),
-                    false});
+    item->OnFailed(domain::FailureOf(
+        engine::FailureReason::kInvalidRequest,
+        absl::StrCat("request_id is ", id_sent.size(),
+                     " bytes, over the limit of ", kMaxRequestIdBytes,
+                     " (echoed cut); the item was not decoded")));
     return;
   }
   engine::DecodeRequest r =

@@ -17,29 +17,12 @@ metrics::Source SourceOf(engine::Source s) {
   return metrics::Source::kVpic;
 }
 
+// metrics::Reason lists the reasons in FailureReason's order, with the
+// labels of domain::TraitsOf (tests/domain/failure_test.cc holds the two
+// to one another).
 metrics::Reason ReasonOf(engine::FailureReason r) {
-  using R = engine::FailureReason;
-  switch (r) {
-    case R::kInvalidVin:
-      return metrics::Reason::kInvalidVin;
-    case R::kUpstreamUnavailable:
-      return metrics::Reason::kUpstreamUnavailable;
-    case R::kUpstreamRejected:
-      return metrics::Reason::kUpstreamRejected;
-    case R::kCancelled:
-      return metrics::Reason::kCancelled;
-    case R::kShuttingDown:
-      return metrics::Reason::kShuttingDown;
-    case R::kOverloaded:
-      return metrics::Reason::kOverloaded;
-    case R::kDeadlineExceeded:
-      return metrics::Reason::kDeadlineExceeded;
-    case R::kNoSnapshot:
-      return metrics::Reason::kNoSnapshot;
-    case R::kInvalidRequest:
-      return metrics::Reason::kInvalidRequest;
-  }
-  return metrics::Reason::kUpstreamUnavailable;
+  static_assert(metrics::N<metrics::Reason>() == domain::kFailureReasons);
+  return static_cast<metrics::Reason>(r);
 }
 
 }  // namespace

@@ -13,10 +13,13 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "server/log.h"
 #include "server/log_observer.h"
+#include "server/proto_mapping.h"
 #include "server/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address:port to serve on");
@@ -123,14 +126,19 @@ int UsageError(const std::string& message) {
   return 2;
 }
 
+// "auto", or a SourcePreference value's name without its prefix, in lower
+// case ("live_only"): the proto's enum is the one list of names.
 bool ParseSourcePreference(const std::string& text,
                            engine::SourcePreference* out) {
-  using P = engine::SourcePreference;
-  if (text == "auto") *out = P::kUnspecified;
-  else if (text == "live_only") *out = P::kLiveOnly;
-  else if (text == "snapshot_only") *out = P::kSnapshotOnly;
-  else if (text == "live_then_snapshot") *out = P::kLiveThenSnapshot;
-  else return false;
+  vin::v1::SourcePreference value = vin::v1::SOURCE_PREFERENCE_UNSPECIFIED;
+  if (text != "auto" &&
+      (text != absl::AsciiStrToLower(text) || text == "unspecified" ||
+       !vin::v1::SourcePreference_Parse(
+           absl::StrCat("SOURCE_PREFERENCE_", absl::AsciiStrToUpper(text)),
+           &value))) {
+    return false;
+  }
+  *out = server::FromProto(value);
   return true;
 }
 

@@ -1,12 +1,13 @@
 #include "server/proto_mapping.h"
 
+#include <google/protobuf/util/time_util.h>
 
 namespace server {
 
+using google::protobuf::util::TimeUtil;
+
 void ToProto(absl::Duration in, google::protobuf::Duration* out) {
-  const int64_t nanos = absl::ToInt64Nanoseconds(in);
-  out->set_seconds(nanos / 1000000000);
-  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  *out = TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(in));
 }
 
 void ToProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out) {
@@ -56,10 +57,9 @@ void BuildProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out) {
     pn->set_code(n.code);
     pn->set_message(n.message);
   }
-  const int64_t nanos = absl::ToUnixNanos(in.decode_time);
-  out->mutable_decode_time()->set_seconds(nanos / 1000000000);
-  out->mutable_decode_time()->set_nanos(
-      static_cast<int32_t>(nanos % 1000000000));
+  // Protobuf's own conversion: nanos stay in [0, 1e9) before 1970 too.
+  *out->mutable_decode_time() =
+      TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(in.decode_time));
 }
 
 void ToProto(const vpic::UpstreamError& in, vin::v1::UpstreamError* out) {

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "domain/limits.h"
 #include "engine/engine.h"
 #include "fleet/redis_fleet.h"
 #include "server/decode_service.h"
@@ -46,7 +47,7 @@ struct ServerOptions {
   // snapshot's data is younger than this.
   absl::Duration snapshot_max_age = absl::Hours(24 * 62);
   // Larger requests are refused by gRPC with RESOURCE_EXHAUSTED.
-  int max_receive_message_bytes = 64 * 1024;
+  int max_receive_message_bytes = domain::kMaxMessageBytes;
   // Per connection: concurrent streams (HTTP/2 MAX_CONCURRENT_STREAMS; a
   // client's further calls wait for a free one), and how long a connection
   // with no call may stay open.

@@ -10,25 +10,7 @@ namespace server {
 namespace {
 
 grpc::StatusCode CodeOf(engine::FailureReason reason) {
-  using R = engine::FailureReason;
-  switch (reason) {
-    case R::kInvalidVin:
-    case R::kInvalidRequest:
-      return grpc::StatusCode::INVALID_ARGUMENT;
-    case R::kUpstreamUnavailable:
-    case R::kShuttingDown:
-      return grpc::StatusCode::UNAVAILABLE;
-    case R::kUpstreamRejected:
-    case R::kNoSnapshot:
-      return grpc::StatusCode::FAILED_PRECONDITION;
-    case R::kCancelled:
-      return grpc::StatusCode::CANCELLED;
-    case R::kOverloaded:
-      return grpc::StatusCode::RESOURCE_EXHAUSTED;
-    case R::kDeadlineExceeded:
-      return grpc::StatusCode::DEADLINE_EXCEEDED;
-  }
-  return grpc::StatusCode::UNKNOWN;
+  return static_cast<grpc::StatusCode>(domain::TraitsOf(reason).code);
 }
 
 }  // namespace

@@ -15,21 +15,11 @@
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "domain/decode_key.h"
 
 namespace coalesce {
 
-struct FlightKey {
-  std::string vin;  // normalised
-  int model_year = 0;  // 0 = no hint
-
-  bool operator==(const FlightKey& o) const {
-    return model_year == o.model_year && vin == o.vin;
-  }
-  template <typename H>
-  friend H AbslHashValue(H h, const FlightKey& k) {
-    return H::combine(std::move(h), k.vin, k.model_year);
-  }
-};
+using FlightKey = domain::DecodeKey;
 
 using WaiterId = uint64_t;
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "domain/limits.h"
 #include "engine/source_policy.h"
 #include "vpic/client.h"
 
@@ -114,14 +115,10 @@ Admission Engine::Submit(const DecodeRequest& request,
     return Admission::Refused({FailureReason::kInvalidVin,
                                std::string(valid.status().message()), false});
   }
-  if (request.model_year != 0 &&
-      (request.model_year < 1980 || request.model_year > 2100)) {
-    return Admission::Refused(
-        {FailureReason::kInvalidRequest,
-         absl::StrCat("model_year must be 0 (no hint) or between 1980 and "
-                      "2100, got ",
-                      request.model_year),
-         false});
+  if (absl::Status year = domain::CheckModelYear(request.model_year);
+      !year.ok()) {
+    return Admission::Refused(domain::FailureOf(
+        FailureReason::kInvalidRequest, std::string(year.message())));
   }
   const SourcePreference source = Resolve(request.source_preference);
   if (source == SourcePreference::kSnapshotOnly &&

@@ -8,57 +8,20 @@
 
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "domain/decode_result.h"
+#include "domain/failure.h"
 #include "vin/vin.h"
 #include "vpic/classify.h"
 #include "vpic/vehicle.h"
 
 namespace engine {
 
-enum class Source { kVpic, kCache, kSnapshot };
-
-// Which decoders may answer a request.
-enum class SourcePreference {
-  kUnspecified,       // the server's default
-  kLiveOnly,          // vPIC or the cache of vPIC answers
-  kSnapshotOnly,      // the offline snapshot only; vPIC is never asked
-  kLiveThenSnapshot,  // the snapshot once the live path has failed for good
-};
-
-struct DecodeResult {
-  std::string vin;  // normalised
-  vpic::Vehicle vehicle;
-  Source source = Source::kVpic;
-  int attempts = 0;  // upstream attempts behind this result; 0 from the cache
-  std::vector<vpic::Note> notes;
-  absl::Time decode_time;
-  // The bytes callers are sent for this result (the server's wire encoding,
-  // made once per result by EngineOptions::encoder), or null when the
-  // engine has no encoder. A cache answer that has them keeps its vehicle
-  // and notes only there: `vehicle` and `notes` are then empty.
-  std::shared_ptr<const std::string> encoded;
-};
-
-enum class FailureReason {
-  kInvalidVin,
-  kUpstreamUnavailable,  // retries exhausted, or Retry-After too long
-  kUpstreamRejected,     // a non-retryable answer
-  kCancelled,
-  kShuttingDown,
-  kOverloaded,
-  kDeadlineExceeded,
-  kNoSnapshot,  // SNAPSHOT_ONLY asked of a server with no snapshot loaded
-  kInvalidRequest,  // a request field over its limit (request_id > 128 bytes)
-};
-
-struct Failure {
-  FailureReason reason = FailureReason::kUpstreamUnavailable;
-  std::string message;
-  bool retryable = false;  // may trying later help?
-  int attempts = 0;
-  absl::optional<vpic::UpstreamError> last_error;
-  // When retryable: the suggested wait before trying again (zero if none).
-  absl::Duration retry_delay = absl::ZeroDuration();
-};
+// The vocabulary every layer shares (src/domain/).
+using Source = domain::Source;
+using SourcePreference = domain::SourcePreference;
+using DecodeResult = domain::DecodeResult;
+using FailureReason = domain::FailureReason;
+using Failure = domain::Failure;
 
 // A waiter has joined its flight (the first event of every waiter).
 struct Queued {

@@ -1,15 +1,16 @@
-// A small self-contained SHA-256 (FIPS 180-4), used to fingerprint the
-// snapshot file at load time. Not constant-time; not for secrets.
+// SHA-256 over OpenSSL's EVP interface, to fingerprint the snapshot file at
+// load time.
 #ifndef VIN_SNAPSHOT_SHA256_H_
 #define VIN_SNAPSHOT_SHA256_H_
 
-#include <array>
 #include <cstddef>
-#include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
+struct evp_md_ctx_st;
 
 namespace snapshot {
 
@@ -17,6 +18,7 @@ namespace snapshot {
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
   void Update(const void* data, size_t size);
   void Update(absl::string_view data) { Update(data.data(), data.size()); }
   // Finishes the hash and returns it as 64 lower-case hex digits. The object
@@ -24,12 +26,10 @@ class Sha256 {
   std::string HexDigest();
 
  private:
-  void Block(const uint8_t* p);
-
-  std::array<uint32_t, 8> h_;
-  std::array<uint8_t, 64> buffer_;
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
+  struct Free {
+    void operator()(evp_md_ctx_st* ctx) const;
+  };
+  std::unique_ptr<evp_md_ctx_st, Free> ctx_;
 };
 
 // The sha256 of a whole file, as hex. NOT_FOUND / INTERNAL on I/O failure.

@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "domain/failure.h"
 #include "vpic/vehicle.h"
 
 namespace vpic {
@@ -38,13 +39,7 @@ struct HttpResult {
 };
 
 // A failed attempt as callers see it (UpstreamError in the API).
-struct UpstreamError {
-  int http_status = 0;  // 0 when there was no HTTP answer
-  // "timeout", "connect", "reset", "http", "bad_response" (also a body over
-  // the size limit), "transport" (other failures of the transfer), "fatal"
-  std::string kind;
-  std::string message;
-};
+using UpstreamError = domain::UpstreamError;
 
 struct Outcome {
   enum class Verdict { kDecoded, kRetry, kReject };

@@ -55,6 +55,25 @@ TEST(DoneBytes, SplicedResultReadsBackAsTheBuiltMessage) {
   }
 }
 
+// Protobuf's own conversions: a time before 1970 and a negative span keep
+// nanos within the well-known types' ranges (seconds and nanos of one sign
+// for Duration; nanos in [0, 1e9) for Timestamp).
+TEST(ProtoTimes, BeforeTheEpochAndNegativeSpansAreValid) {
+  engine::DecodeResult r = Result();
+  r.decode_time = absl::FromUnixMillis(-1500);  // 1969-12-31T23:59:58.5Z
+  vin::v1::DecodeResult out;
+  BuildProto(r, &out);
+  EXPECT_EQ(out.decode_time().seconds(), -2);
+  EXPECT_EQ(out.decode_time().nanos(), 500000000);
+  google::protobuf::Duration d;
+  ToProto(-absl::Milliseconds(1500), &d);
+  EXPECT_EQ(d.seconds(), -1);
+  EXPECT_EQ(d.nanos(), -500000000);
+  ToProto(absl::Milliseconds(2250), &d);
+  EXPECT_EQ(d.seconds(), 2);
+  EXPECT_EQ(d.nanos(), 250000000);
+}
+
 TEST(ParseRequest, ReadsARequestAndRefusesGarbage) {
   vin::v1::DecodeBatchRequest sent;
   sent.set_vin("1HGCM82633A004352");

@@ -1,0 +1,34 @@
+#include "domain/failure.h"
+
+#include <utility>
+
+namespace domain {
+
+const FailureTraits& TraitsOf(FailureReason reason) {
+  using C = absl::StatusCode;
+  // In FailureReason's order.
+  static constexpr FailureTraits kTable[kFailureReasons] = {
+      {C::kInvalidArgument, false, "invalid_vin"},
+      {C::kUnavailable, true, "upstream_unavailable"},
+      {C::kFailedPrecondition, false, "upstream_rejected"},
+      {C::kCancelled, false, "cancelled"},
+      {C::kUnavailable, true, "shutting_down"},
+      {C::kResourceExhausted, true, "overloaded"},
+      {C::kDeadlineExceeded, true, "deadline_exceeded"},
+      {C::kFailedPrecondition, false, "no_snapshot"},
+      {C::kInvalidArgument, false, "invalid_request"},
+  };
+  static_assert(static_cast<size_t>(FailureReason::kInvalidRequest) + 1 ==
+                kFailureReasons);
+  return kTable[static_cast<size_t>(reason)];
+}
+
+Failure FailureOf(FailureReason reason, std::string message) {
+  Failure f;
+  f.reason = reason;
+  f.message = std::move(message);
+  f.retryable = TraitsOf(reason).retryable;
+  return f;
+}
+
+}  // namespace domain

@@ -1,0 +1,51 @@
+// vin-server's flags as a person at a terminal meets them: a wrong value is
+// a usage error (exit 2) that names the flag and what it takes.
+#include <signal.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/subprocess.h"
+
+namespace {
+
+using testing::HasSubstr;
+
+// Runs vin-server with `flags`; returns its exit status and first line.
+std::pair<absl::optional<int>, std::string> RunServer(
+    const std::vector<std::string>& flags) {
+  testing_util::Subprocess server;
+  std::vector<std::string> argv = {VIN_SERVER_BIN, "--listen=127.0.0.1:0"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  EXPECT_TRUE(server.Start(argv));
+  auto line = server.WaitForLine("vin-server:|listening on", absl::Seconds(20));
+  if (line && line->find("listening on") != std::string::npos) {
+    server.Signal(SIGTERM);
+  }
+  return {server.Wait(absl::Seconds(20)), line.value_or("")};
+}
+
+TEST(SourcePreferenceFlag, EveryNameOfTheProtosEnumIsAccepted) {
+  for (const char* value :
+       {"auto", "live_only", "snapshot_only", "live_then_snapshot"}) {
+    auto [status, line] = RunServer({absl::StrCat("--source_preference=", value)});
+    EXPECT_THAT(line, HasSubstr("listening on")) << value;
+    EXPECT_EQ(status, 0) << value;
+  }
+}
+
+TEST(SourcePreferenceFlag, AnythingElseIsAUsageErrorNamingTheChoices) {
+  for (const char* value : {"bogus", "LIVE_ONLY", "unspecified", ""}) {
+    auto [status, line] = RunServer({absl::StrCat("--source_preference=", value)});
+    EXPECT_EQ(status, 2) << value;
+    EXPECT_THAT(line, HasSubstr("--source_preference must be auto, live_only"))
+        << value;
+  }
+}
+
+}  // namespace
