@@ -48,6 +48,7 @@ void Engine::EnqueueAttempt(Flight* f) {
 }
 
 void Engine::StartReadyAttempts() {
+  loop_->AssertOnLoopThread();
   if (!drain_.loop_serving()) return;  // no new upstream request while stopping
   const size_t limit = static_cast<size_t>(options_.max_upstream_concurrency);
   while (transport_->active() < limit) {
@@ -115,6 +116,7 @@ void Engine::DetachFromRequest(Flight* f) {
 
 void Engine::OnRequestDone(vpic::UpstreamClient::RequestId id,
                            vpic::HttpResult result) {
+  loop_->AssertOnLoopThread();
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
   Request req = std::move(it->second);

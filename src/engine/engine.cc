@@ -51,11 +51,13 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
     return absl::InvalidArgumentError(
         "fleet mode needs a result encoder and a lease of at least 30ms");
   }
-  return std::unique_ptr<Engine>(
-      new Engine(std::move(options), std::move(transport), mode));
+  auto loop = loop::EventLoop::Create(options.clock);
+  if (!loop.ok()) return loop.status();
+  return std::unique_ptr<Engine>(new Engine(
+      std::move(options), *std::move(loop), std::move(transport), mode));
 }
 
-Engine::Engine(EngineOptions options,
+Engine::Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
                std::unique_ptr<vpic::UpstreamClient> transport, LoopMode mode)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : retry::Clock::Real()),
@@ -65,9 +67,10 @@ Engine::Engine(EngineOptions options,
       metrics_(options_.metrics != nullptr ? options_.metrics
                                            : own_metrics_.get()),
       handle_(std::make_shared<LoopHandle>(this)),
+      loop_(std::move(loop)),
       transport_(std::move(transport)),
       mode_(mode),
-      scheduler_(clock_),
+      scheduler_(loop_->scheduler()),
       jitter_(options_.retry_base, options_.retry_cap, options_.uniform),
       cache_(options_.cache_capacity, options_.cache_ttl, options_.encoder),
       answerer_({clock_, &cache_, metrics_, options_.snapshots,
@@ -83,12 +86,13 @@ Engine::Engine(EngineOptions options,
       gate_(budget_.get(), options_.upstream_batch_max),
       rate_reported_(options_.budget.rate_per_minute) {
   counts_.upstream_rate_per_minute = options_.budget.rate_per_minute;
+  transport_->Attach(loop_.get());
   if (options_.fleet != nullptr) {
     options_.fleet->OnEvent([this, handle = handle_](FleetEvent e) {
       handle->Post([this, e = std::move(e)] { OnFleetEvent(e); });
     });
   }
-  if (mode_ == LoopMode::kOwnThread) loop_ = std::thread([this] { Run(); });
+  if (mode_ == LoopMode::kOwnThread) thread_ = std::thread([this] { Run(); });
 }
 
 Engine::~Engine() {
@@ -98,8 +102,8 @@ Engine::~Engine() {
     stop_ = true;
   }
   if (mode_ == LoopMode::kOwnThread) {
-    transport_->Wakeup();
-    loop_.join();
+    loop_->Wakeup();
+    thread_.join();
   } else {
     RunOnce();  // runs the posted shutdown
   }
@@ -208,13 +212,7 @@ bool Engine::WaitForStats(std::function<bool(const EngineStats&)> pred,
   return true;
 }
 
-void Engine::Post(std::function<void()> task) {
-  {
-    absl::MutexLock lock(&mu_);
-    posted_.push_back(std::move(task));
-  }
-  transport_->Wakeup();
-}
+void Engine::Post(std::function<void()> task) { loop_->Post(std::move(task)); }
 
 // ---- The loop ----
 
@@ -222,7 +220,7 @@ void Engine::Run() {
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
-      if (stop_ && posted_.empty()) break;
+      if (stop_ && !loop_->has_posted()) break;
     }
     Turn(absl::Seconds(1));
   }
@@ -230,30 +228,20 @@ void Engine::Run() {
 
 void Engine::RunOnce() { Turn(absl::ZeroDuration()); }
 
-// Posted work, due timers, attempts that may start, then a wait in the
-// transport's poll until the next timer or token, I/O or a Wakeup().
+// One turn of the engine's loop: a wait for I/O (libcurl's sockets), a
+// posted task, the next timer, or the next token at the upstream gate (at
+// most `max_wait`); then the ready I/O, posted tasks and due timers
+// (EventLoop::RunOnce), the attempts that may start, and the stats.
 void Engine::Turn(absl::Duration max_wait) {
-  std::vector<std::function<void()>> tasks;
-  {
-    absl::MutexLock lock(&mu_);
-    tasks.swap(posted_);
-  }
-  for (auto& task : tasks) task();
-  scheduler_.RunDue();
-  StartReadyAttempts();
-  PublishStats();
-  const absl::Time now = clock_->Now();
-  absl::Duration timeout = max_wait;
-  if (auto next = scheduler_.NextWakeup()) {
-    timeout = std::min(timeout, *next - now);
-  }
+  absl::Duration wait = max_wait;
   if (transport_->active() <
       static_cast<size_t>(options_.max_upstream_concurrency)) {
-    if (auto start = gate_.NextStart(now)) {
-      timeout = std::min(timeout, *start - now);
-    }
+    const absl::Time now = clock_->Now();
+    if (auto start = gate_.NextStart(now)) wait = std::min(wait, *start - now);
   }
-  transport_->Poll(std::max(timeout, absl::ZeroDuration()));
+  loop_->RunOnce(std::max(wait, absl::ZeroDuration()));
+  StartReadyAttempts();
+  PublishStats();
 }
 
 void Engine::PublishStats() {

@@ -30,6 +30,7 @@
 #include "engine/result_cache.h"
 #include "engine/types.h"
 #include "engine/waiter_deadlines.h"
+#include "loop/event_loop.h"
 #include "metrics/metrics.h"
 #include "retry/jitter.h"
 #include "retry/scheduler.h"
@@ -210,8 +211,8 @@ class Engine {
     absl::Time started;
   };
 
-  Engine(EngineOptions options, std::unique_ptr<vpic::UpstreamClient> transport,
-         LoopMode mode);
+  Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
+         std::unique_ptr<vpic::UpstreamClient> transport, LoopMode mode);
 
   // Posts to the loop for as long as the engine lives: what other threads
   // (Redis's) hold instead of the engine itself.
@@ -320,16 +321,23 @@ class Engine {
   std::atomic<WaiterId> next_waiter_{1};
   std::atomic<size_t> admitted_{0};
 
+  // The engine's own event loop: posted tasks, the scheduler, the clock,
+  // and the vPIC client's sockets and timer (its I/O sources).
+  const std::unique_ptr<loop::EventLoop> loop_;
+
+  // Lock order: a caller's lock (server::BatchCall::mu_) may be held while
+  // taking mu_; mu_ is held while taking nothing (it is a leaf, as is the
+  // loop's posted-task lock).
   mutable absl::Mutex mu_;  // protects the fields below
-  std::vector<std::function<void()>> posted_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   EngineStats stats_ ABSL_GUARDED_BY(mu_);
   mutable absl::CondVar stats_changed_;  // signalled when stats_ is published
 
-  // Owned by the loop thread.
-  std::unique_ptr<vpic::UpstreamClient> transport_;
+  // Owned by the loop thread (checked in debug builds by
+  // loop_->AssertOnLoopThread()).
+  std::unique_ptr<vpic::UpstreamClient> transport_;  // after loop_: uses it
   const LoopMode mode_;
-  retry::Scheduler scheduler_;
+  retry::Scheduler& scheduler_;  // loop_'s
   retry::Jitter jitter_;
   Table table_;
   ResultCache cache_;
@@ -340,7 +348,7 @@ class Engine {
   EngineStats counts_;  // the loop's running totals, published to stats_
   double rate_reported_ = 0;  // the effective rate last told the observer
 
-  std::thread loop_;  // last: starts after everything above exists
+  std::thread thread_;  // last: starts after everything above exists
 };
 
 }  // namespace engine

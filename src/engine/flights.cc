@@ -38,6 +38,7 @@ Queued QueuedFor(bool coalesced, absl::Time start, absl::Time now) {
 void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
                       std::vector<vpic::Note> warnings, Waiter waiter,
                       bool stagger) {
+  loop_->AssertOnLoopThread();
   const absl::Time now = clock_->Now();
   if (!drain_.loop_serving()) {
     answerer_.Fail(waiter, DrainState::ShuttingDown(), key, warnings);

@@ -176,6 +176,7 @@ Client::Client(ClientOptions options, void* multi)
     : options_(std::move(options)), multi_(multi) {}
 
 Client::~Client() {
+  if (loop_ != nullptr) loop_->io_timers().Cancel(curl_timer_);
   for (auto& [id, t] : transfers_) {
     curl_multi_remove_handle(multi_, t->easy);
     curl_easy_cleanup(t->easy);
@@ -226,15 +227,18 @@ Client::RequestId Client::Add(Transfer* t) {
   const int rc = options_.add_handle
                      ? options_.add_handle(multi_, t->easy)
                      : curl_multi_add_handle(multi_, t->easy);
+  const RequestId id = t->id;
   if (rc != CURLM_OK) {
-    // Not failed here: the callback runs inside a later Poll(), after the
+    // Not failed here: the callback runs in the loop's next turn, after the
     // caller has the id, as for any other transfer.
     t->refused = absl::StrCat(
         "libcurl could not start the request (curl_multi_add_handle: ",
         curl_multi_strerror(static_cast<CURLMcode>(rc)), ")");
-    refused_.push_back(t->id);
+    loop_->Post([this, id] {
+      auto it = transfers_.find(id);
+      if (it != transfers_.end()) FailRefused(it->second.get());  // not cancelled
+    });
   }
-  const RequestId id = t->id;
   transfers_.emplace(id, std::move(starting_));
   return id;
 }
@@ -308,20 +312,58 @@ void Client::FailRefused(Transfer* t) {
   done(std::move(result));
 }
 
-// Wait first, then drive transfers and collect the finished ones. (Driving
-// before waiting could finish a transfer and then sleep on a socket set that
-// no longer holds it, delaying its callback by the whole timeout.) Newly
-// added transfers make libcurl's own timeout zero, so the wait returns at
-// once for them.
-void Client::Poll(absl::Duration timeout) {
+void Client::Attach(loop::EventLoop* loop) {
+  loop_ = loop;
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &Client::OnSocket);
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &Client::OnTimer);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
+}
+
+// libcurl says which of its sockets to watch for what.
+int Client::OnSocket(void* /*easy*/, int fd, int what, void* client, void*) {
+  auto* c = static_cast<Client*>(client);
+  if (what == CURL_POLL_REMOVE) {
+    c->loop_->Unwatch(fd);
+    return 0;
+  }
+  uint32_t events = 0;
+  if (what & CURL_POLL_IN) events |= loop::EventLoop::kReadable;
+  if (what & CURL_POLL_OUT) events |= loop::EventLoop::kWritable;
+  const absl::Status watched =
+      c->loop_->Watch(fd, events, [c, fd](uint32_t ready) {
+        int bits = 0;
+        if (ready & loop::EventLoop::kReadable) bits |= CURL_CSELECT_IN;
+        if (ready & loop::EventLoop::kWritable) bits |= CURL_CSELECT_OUT;
+        if (ready & loop::EventLoop::kError) bits |= CURL_CSELECT_ERR;
+        c->Drive(fd, bits);
+      });
+  return watched.ok() ? 0 : -1;  // -1: libcurl fails that transfer
+}
+
+// libcurl's one timeout: when to call it back with CURL_SOCKET_TIMEOUT
+// (-1: no timeout). Never driven from inside this callback.
+int Client::OnTimer(void* /*multi*/, long timeout_ms, void* client) {
+  auto* c = static_cast<Client*>(client);
+  retry::Scheduler& timers = c->loop_->io_timers();
+  timers.Cancel(c->curl_timer_);
+  c->curl_timer_ = 0;
+  if (timeout_ms >= 0) {
+    c->curl_timer_ = timers.ScheduleAfter(absl::Milliseconds(timeout_ms), [c] {
+      c->curl_timer_ = 0;
+      c->Drive(CURL_SOCKET_TIMEOUT, 0);
+    });
+  }
+  return 0;
+}
+
+void Client::Drive(int fd, int curl_events) {
   int running = 0;
-  const int timeout_ms = static_cast<int>(std::clamp<int64_t>(
-      absl::ToInt64Milliseconds(absl::Ceil(timeout, absl::Milliseconds(1))), 0,
-      60000));
-  // A refused transfer is finished already: no waiting for it.
-  curl_multi_poll(multi_, nullptr, 0, refused_.empty() ? timeout_ms : 0,
-                  nullptr);
-  curl_multi_perform(multi_, &running);
+  curl_multi_socket_action(multi_, fd, curl_events, &running);
+  FinishDone();
+}
+
+void Client::FinishDone() {
   int left = 0;
   while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
     if (msg->msg != CURLMSG_DONE) continue;
@@ -329,16 +371,6 @@ void Client::Poll(absl::Duration timeout) {
     curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
     Finish(t, msg->data.result);
   }
-  // Refused transfers fail, each after its Start() has returned; those the
-  // callbacks below start (and libcurl refuses) wait for the next Poll().
-  std::vector<RequestId> refused;
-  refused.swap(refused_);
-  for (RequestId id : refused) {
-    auto it = transfers_.find(id);
-    if (it != transfers_.end()) FailRefused(it->second.get());  // not cancelled
-  }
 }
-
-void Client::Wakeup() { curl_multi_wakeup(multi_); }
 
 }  // namespace vpic

@@ -1,8 +1,10 @@
 // The vPIC HTTP client: one libcurl multi handle, a pool of reusable easy
 // handles (so connections are kept alive and reused), a per-attempt timeout.
 //
-// Not thread-safe except Wakeup(): Start, Cancel and Poll are called from the
-// engine's loop thread only, and callbacks run on it inside Poll().
+// libcurl's multi socket API over the engine's event loop: libcurl's
+// sockets are watched by the loop, its timeout is a timer of the loop's.
+// Not thread-safe: called from the loop's thread only, after Attach();
+// callbacks run on it.
 #ifndef VIN_VPIC_CLIENT_H_
 #define VIN_VPIC_CLIENT_H_
 
@@ -59,10 +61,7 @@ class Client final : public UpstreamClient {
   RequestId StartBatch(const std::vector<BatchEntry>& entries,
                        Callback done) override;
   void Cancel(RequestId id) override;
-  // Drives transfers: waits up to `timeout` for socket activity or Wakeup(),
-  // then runs the callbacks of finished transfers.
-  void Poll(absl::Duration timeout) override;
-  void Wakeup() override;
+  void Attach(loop::EventLoop* loop) override;
 
   size_t active() const override { return transfers_.size(); }
 
@@ -75,7 +74,7 @@ class Client final : public UpstreamClient {
   // method-specific options, then calls Add().
   Transfer* Begin(const std::string& url, Callback done);
   // Hands the transfer to libcurl. When libcurl refuses it, the transfer
-  // stays counted in active() and fails (retryable) in the next Poll().
+  // stays counted in active() and fails (retryable) in the loop's next turn.
   RequestId Add(Transfer* t);
   void Finish(Transfer* t, int curl_code);
   void FailRefused(Transfer* t);
@@ -86,7 +85,16 @@ class Client final : public UpstreamClient {
   RequestId next_id_ = 1;
   absl::flat_hash_map<RequestId, std::unique_ptr<Transfer>> transfers_;
   std::unique_ptr<Transfer> starting_;  // between Begin() and Add()
-  std::vector<RequestId> refused_;  // libcurl refused them; fail in Poll()
+  // Called by libcurl (CURLMOPT_SOCKETFUNCTION, CURLMOPT_TIMERFUNCTION).
+  static int OnSocket(void* easy, int fd, int what, void* client, void*);
+  static int OnTimer(void* multi, long timeout_ms, void* client);
+  // Lets libcurl act on `fd` (or on its timeout: CURL_SOCKET_TIMEOUT), then
+  // finishes the transfers that are done.
+  void Drive(int fd, int curl_events);
+  void FinishDone();
+
+  loop::EventLoop* loop_ = nullptr;
+  retry::Scheduler::TimerId curl_timer_ = 0;
 };
 
 }  // namespace vpic

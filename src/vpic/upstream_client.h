@@ -2,8 +2,8 @@
 // the engine can be driven by a scripted upstream (and a fake clock) in
 // tests. vpic::Client is the real implementation; tests script their own.
 //
-// Not thread-safe except Wakeup(): the engine's loop thread calls the rest,
-// and callbacks run on that thread inside Poll().
+// Not thread-safe: the engine's loop thread calls it, after Attach(), and
+// callbacks run on that thread, in a later turn of the loop.
 #ifndef VIN_VPIC_UPSTREAM_CLIENT_H_
 #define VIN_VPIC_UPSTREAM_CLIENT_H_
 
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "loop/event_loop.h"
 #include "vpic/classify.h"
 
 namespace vpic {
@@ -30,7 +31,11 @@ class UpstreamClient {
 
   virtual ~UpstreamClient() = default;
 
-  // GET DecodeVinValues for one VIN; `done` runs inside a later Poll().
+  // Binds the client to `loop` (not owned; outlives the client): its I/O
+  // and timers are sources of that loop. Called once, before any request.
+  virtual void Attach(loop::EventLoop* loop) = 0;
+  // GET DecodeVinValues for one VIN; `done` runs in a later turn of the
+  // loop, never inside Start.
   virtual RequestId Start(const std::string& vin, int model_year,
                           Callback done) = 0;
   // POST DecodeVINValuesBatch for several VINs (at most 50, as vPIC allows).
@@ -38,11 +43,6 @@ class UpstreamClient {
                                Callback done) = 0;
   // Aborts a request; its callback never runs. Unknown ids are a no-op.
   virtual void Cancel(RequestId id) = 0;
-  // Waits up to `timeout` for progress or Wakeup(), then runs the callbacks
-  // of finished requests.
-  virtual void Poll(absl::Duration timeout) = 0;
-  // Makes a concurrent or next Poll() return at once. Thread-safe.
-  virtual void Wakeup() = 0;
   // Requests in progress.
   virtual size_t active() const = 0;
 };

@@ -1,7 +1,7 @@
 // A vpic::UpstreamClient whose answers the test gives, request by request,
 // for engine tests on a fake clock (LoopMode::kManual). Nothing is sent
-// anywhere: requests are recorded, and a Reply() is delivered by the
-// engine's next Poll(), on the test's thread.
+// anywhere: requests are recorded, and a Reply() is delivered in the
+// engine's next turn (a task posted to its loop), on the test's thread.
 #ifndef VIN_TESTS_TESTING_SCRIPTED_UPSTREAM_H_
 #define VIN_TESTS_TESTING_SCRIPTED_UPSTREAM_H_
 
@@ -43,18 +43,7 @@ class ScriptedUpstream : public vpic::UpstreamClient {
     open_.erase(id);
     sent_[id - 1].cancelled = true;
   }
-  void Poll(absl::Duration) override {
-    std::vector<std::pair<Callback, vpic::HttpResult>> due;
-    for (auto& [id, result] : replies_) {
-      auto it = open_.find(id);
-      if (it == open_.end()) continue;
-      due.emplace_back(std::move(it->second), std::move(result));
-      open_.erase(it);
-    }
-    replies_.clear();
-    for (auto& [done, result] : due) done(std::move(result));
-  }
-  void Wakeup() override {}
+  void Attach(loop::EventLoop* loop) override { loop_ = loop; }
   size_t active() const override { return open_.size(); }
 
   // ---- The test's side ----
@@ -65,9 +54,16 @@ class ScriptedUpstream : public vpic::UpstreamClient {
     for (const auto& [id, done] : open_) ids.push_back(id);
     return ids;
   }
-  // Answers request `id` in the engine's next Poll().
+  // Answers request `id` in the engine's next turn (unless it is
+  // cancelled first).
   void Reply(RequestId id, vpic::HttpResult result) {
-    replies_.emplace_back(id, std::move(result));
+    loop_->Post([this, id, result = std::move(result)]() mutable {
+      auto it = open_.find(id);
+      if (it == open_.end()) return;
+      Callback done = std::move(it->second);
+      open_.erase(it);
+      done(std::move(result));
+    });
   }
   // The answer vPIC gives request `id` when all is well: a generated
   // decode for each of its VINs (less those in `missing`, for a batch).
@@ -120,7 +116,7 @@ class ScriptedUpstream : public vpic::UpstreamClient {
   std::unique_ptr<fakevpic::Answers> answers_;
   std::vector<Sent> sent_;
   std::map<RequestId, Callback> open_;
-  std::vector<std::pair<RequestId, vpic::HttpResult>> replies_;
+  loop::EventLoop* loop_ = nullptr;
 };
 
 }  // namespace testing_util

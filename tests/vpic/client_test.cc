@@ -28,14 +28,21 @@ class ClientTest : public testing::Test {
     client_ = MakeClient(fake_->base_url(), absl::Milliseconds(500));
   }
 
-  static std::unique_ptr<Client> MakeClient(const std::string& base,
-                                            absl::Duration timeout) {
+  std::unique_ptr<Client> MakeClient(const std::string& base,
+                                     absl::Duration timeout) {
     auto c = Client::Create({base, timeout, "test"});
     EXPECT_TRUE(c.ok()) << c.status();
+    (*c)->Attach(loop_.get());
     return *std::move(c);
   }
 
-  // Runs one request to completion by driving Poll.
+  static std::unique_ptr<loop::EventLoop> MakeLoop() {
+    auto loop = loop::EventLoop::Create();
+    EXPECT_TRUE(loop.ok()) << loop.status();
+    return *std::move(loop);
+  }
+
+  // Runs one request to completion by driving the loop.
   HttpResult Fetch(Client& c, const std::string& vin, int model_year = 0) {
     bool done = false;
     HttpResult out;
@@ -44,7 +51,7 @@ class ClientTest : public testing::Test {
       done = true;
     });
     const absl::Time give_up = absl::Now() + absl::Seconds(20);
-    while (!done && absl::Now() < give_up) c.Poll(absl::Milliseconds(100));
+    while (!done && absl::Now() < give_up) loop_->RunOnce(absl::Milliseconds(100));
     EXPECT_TRUE(done);
     return out;
   }
@@ -56,6 +63,8 @@ class ClientTest : public testing::Test {
   }
 
   std::unique_ptr<FakeVpic> fake_;
+  // The client's sockets and timer are the loop's: it outlives the client.
+  std::unique_ptr<loop::EventLoop> loop_ = MakeLoop();
   std::unique_ptr<Client> client_;
 };
 
@@ -181,11 +190,11 @@ TEST_F(ClientTest, CancelledTransferNeverCallsBack) {
   Script(kFord, "hang");
   bool called = false;
   const auto id = client_->Start(kFord, 0, [&](HttpResult) { called = true; });
-  while (fake_->TotalRequests() == 0) client_->Poll(absl::Milliseconds(50));
+  while (fake_->TotalRequests() == 0) loop_->RunOnce(absl::Milliseconds(50));
   client_->Cancel(id);
   EXPECT_EQ(client_->active(), 0u);
   EXPECT_TRUE(fake_->WaitUntilIdle(absl::Seconds(10)));
-  client_->Poll(absl::ZeroDuration());
+  loop_->RunOnce(absl::ZeroDuration());
   EXPECT_FALSE(called);
 }
 
@@ -198,7 +207,7 @@ TEST_F(ClientTest, ManyConcurrentTransfers) {
     });
   }
   const absl::Time give_up = absl::Now() + absl::Seconds(20);
-  while (done < 40 && absl::Now() < give_up) client_->Poll(absl::Milliseconds(100));
+  while (done < 40 && absl::Now() < give_up) loop_->RunOnce(absl::Milliseconds(100));
   EXPECT_EQ(done, 40);
   EXPECT_EQ(fake_->TotalRequests(), 40);
 }
@@ -228,7 +237,7 @@ TEST_F(ClientTest, RedirectsAreFollowedOnlyToHttp) {
   EXPECT_EQ(Fetch(*client_, kFord).transport, Transport::kFatal);
 }
 
-TEST_F(ClientTest, ARefusedAddFailsRetryableAtTheNextPollAndFreesItsPlace) {
+TEST_F(ClientTest, ARefusedAddFailsRetryableInTheNextTurnAndFreesItsPlace) {
   int refuse = 2;  // the loop thread is this thread: no atomics needed
   auto c = Client::Create(
       {fake_->base_url(), absl::Seconds(2), "test", 1 << 20,
@@ -238,14 +247,15 @@ TEST_F(ClientTest, ARefusedAddFailsRetryableAtTheNextPollAndFreesItsPlace) {
              static_cast<CURLM*>(multi), static_cast<CURL*>(easy)));
        }});
   ASSERT_TRUE(c.ok()) << c.status();
+  (*c)->Attach(loop_.get());
   std::vector<HttpResult> results;
   (*c)->Start(kFord, 0, [&](HttpResult r) { results.push_back(std::move(r)); });
   (*c)->Start(kFord, 0, [&](HttpResult r) { results.push_back(std::move(r)); });
   EXPECT_EQ((*c)->active(), 2u) << "counted until their callbacks run";
-  EXPECT_TRUE(results.empty()) << "callbacks run inside Poll(), never Start()";
-  // One Poll with a long timeout delivers both without waiting it out.
+  EXPECT_TRUE(results.empty()) << "callbacks run in a later turn of the loop, never inside Start()";
+  // One turn with a long timeout delivers both without waiting it out.
   const absl::Time before = absl::Now();
-  (*c)->Poll(absl::Seconds(60));
+  loop_->RunOnce(absl::Seconds(60));
   EXPECT_LT(absl::Now() - before, absl::Seconds(30));
   ASSERT_EQ(results.size(), 2u);
   for (const HttpResult& r : results) {
@@ -266,7 +276,7 @@ TEST_F(ClientTest, ARefusedAddFailsRetryableAtTheNextPollAndFreesItsPlace) {
   const auto id = (*c)->Start(kFord, 0, [&](HttpResult) { called = true; });
   (*c)->Cancel(id);
   EXPECT_EQ((*c)->active(), 0u);
-  (*c)->Poll(absl::ZeroDuration());
+  loop_->RunOnce(absl::ZeroDuration());
   EXPECT_FALSE(called);
   EXPECT_EQ(Fetch(**c, kFord).http_status, 200) << "the client goes on";
 }
@@ -319,7 +329,7 @@ class BatchClientTest : public ClientTest {
       done = true;
     });
     const absl::Time give_up = absl::Now() + absl::Seconds(20);
-    while (!done && absl::Now() < give_up) client_->Poll(absl::Milliseconds(100));
+    while (!done && absl::Now() < give_up) loop_->RunOnce(absl::Milliseconds(100));
     EXPECT_TRUE(done);
     return out;
   }
