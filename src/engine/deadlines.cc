@@ -27,7 +27,7 @@ absl::Time Engine::NextStart(const Flight& f, absl::Time now) const {
   if (f.state.wakeup != 0 && f.state.retry_at != absl::InfinitePast()) {
     return f.state.retry_at;
   }
-  if (f.state.ticket != 0) return gate_.EstimatedStart(f.state.ticket, now);
+  if (f.state.ticket != 0) return attempts_.EstimatedStart(f.state.ticket, now);
   return now;
 }
 

@@ -68,7 +68,6 @@ Engine::Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
                                            : own_metrics_.get()),
       handle_(std::make_shared<LoopHandle>(this)),
       loop_(std::move(loop)),
-      transport_(std::move(transport)),
       mode_(mode),
       scheduler_(loop_->scheduler()),
       jitter_(options_.retry_base, options_.retry_cap, options_.uniform),
@@ -83,10 +82,12 @@ Engine::Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
                         [handle = handle_](std::function<void()> task) {
                           handle->Post(std::move(task));
                         })),
-      gate_(budget_.get(), options_.upstream_batch_max),
-      rate_reported_(options_.budget.rate_per_minute) {
+      attempts_({options_.max_upstream_concurrency, options_.upstream_batch_max,
+                 options_.budget.rate_per_minute, options_.retry_after_max},
+                std::move(transport), budget_.get(), clock_, metrics_,
+                options_.observer, this) {
   counts_.upstream_rate_per_minute = options_.budget.rate_per_minute;
-  transport_->Attach(loop_.get());
+  attempts_.transport().Attach(loop_.get());
   if (options_.fleet != nullptr) {
     options_.fleet->OnEvent([this, handle = handle_](FleetEvent e) {
       handle->Post([this, e = std::move(e)] { OnFleetEvent(e); });
@@ -234,10 +235,9 @@ void Engine::RunOnce() { Turn(absl::ZeroDuration()); }
 // (EventLoop::RunOnce), the attempts that may start, and the stats.
 void Engine::Turn(absl::Duration max_wait) {
   absl::Duration wait = max_wait;
-  if (transport_->active() <
-      static_cast<size_t>(options_.max_upstream_concurrency)) {
-    const absl::Time now = clock_->Now();
-    if (auto start = gate_.NextStart(now)) wait = std::min(wait, *start - now);
+  const absl::Time now = clock_->Now();
+  if (auto start = attempts_.NextStart(now)) {
+    wait = std::min(wait, *start - now);
   }
   loop_->RunOnce(std::max(wait, absl::ZeroDuration()));
   StartReadyAttempts();
@@ -248,8 +248,12 @@ void Engine::PublishStats() {
   counts_.flights = table_.flights();
   counts_.waiters = table_.waiters();
   counts_.pending_wakeups = scheduler_.pending();
-  counts_.upstream_active = transport_->active();
-  counts_.waiting_for_upstream = gate_.waiting();
+  counts_.upstream_active = attempts_.active();
+  counts_.waiting_for_upstream = attempts_.waiting();
+  counts_.upstream_requests = attempts_.counts().requests;
+  counts_.upstream_batch_requests = attempts_.counts().batch_requests;
+  counts_.upstream_vins = attempts_.counts().vins;
+  counts_.pushbacks = attempts_.counts().pushbacks;
   counts_.upstream_rate_per_minute = budget_->EffectiveRatePerMinute();
   counts_.cache_size = cache_.size();
   metrics_->flights_in_progress.Set(static_cast<double>(counts_.flights));

@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
 #include "engine/answerer.h"
+#include "engine/attempt_runner.h"
 #include "engine/drain_state.h"
 #include "engine/fleet_backend.h"
 #include "engine/result_cache.h"
@@ -123,7 +124,7 @@ enum class LoopMode {
   kManual,     // tests call RunOnce() on their thread
 };
 
-class Engine {
+class Engine : private AttemptRunner::Flights {
  public:
   using WaiterId = coalesce::WaiterId;
 
@@ -201,15 +202,6 @@ class Engine {
   };
   using Table = coalesce::FlightTable<FlightState, Waiter>;
   using Flight = Table::Flight;
-
-  // One upstream request in progress: the flights it carries.
-  struct Request {
-    std::vector<upstream::UpstreamGate::Ticket> flights;
-    std::vector<std::string> vins;  // batch requests: as sent, in order
-    size_t live = 0;  // flights still waiting for it
-    bool batch = false;
-    absl::Time started;
-  };
 
   Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
          std::unique_ptr<vpic::UpstreamClient> transport, LoopMode mode);
@@ -292,25 +284,24 @@ class Engine {
   void FleetAbandoned(Flight* f);
   void FleetRetrying(Flight* f, const Retrying& retrying);
 
-  // Attempts through the upstream gate (attempts.cc):
+  // Attempts through the upstream gate (attempts.cc; the requests are
+  // AttemptRunner's):
   // Queues the flight for its next attempt; waiters whose deadline falls
   // before its estimated start leave at once. May erase the flight.
   void EnqueueAttempt(Flight* f);
   void StartReadyAttempts();
-  void StartRequest(std::vector<upstream::UpstreamGate::Ticket> tickets);
-  void OnRequestDone(vpic::UpstreamClient::RequestId id, vpic::HttpResult result);
-  // What the answer said of vPIC as a whole, once per request.
-  void ApplySignal(const vpic::RequestOutcome& answer);
+  // AttemptRunner::Flights:
+  bool Sending(const AttemptRunner::Ticket& t) override;
+  void Carried(const AttemptRunner::Ticket& t,
+               AttemptRunner::RequestId id) override;
+  void Answered(const AttemptRunner::Ticket& t, AttemptRunner::RequestId id,
+                vpic::Outcome outcome) override;
+  void Delayed() override;
   void HandleOutcome(Flight* f, vpic::Outcome outcome);
   void ScheduleRetry(Flight* f, const vpic::Outcome& outcome);
-  // A 429 / Retry-After answer: pause every flight, cut the rate, and let
-  // queued waiters that can no longer be served in time leave.
-  void ApplyPushback(const vpic::Outcome& outcome);
-  void NoteRateChange(bool cut);
   // Leaves the request the flight's attempt is in; the request is aborted
   // when no flight waits for it any more.
   void DetachFromRequest(Flight* f);
-  static metrics::Endpoint EndpointOf(const Request& r);
 
   const EngineOptions options_;
   const retry::Clock* const clock_;
@@ -335,7 +326,6 @@ class Engine {
 
   // Owned by the loop thread (checked in debug builds by
   // loop_->AssertOnLoopThread()).
-  std::unique_ptr<vpic::UpstreamClient> transport_;  // after loop_: uses it
   const LoopMode mode_;
   retry::Scheduler& scheduler_;  // loop_'s
   retry::Jitter jitter_;
@@ -343,10 +333,10 @@ class Engine {
   ResultCache cache_;
   Answerer answerer_;  // after cache_ and scheduler_, which it uses
   std::unique_ptr<upstream::UpstreamBudget> budget_;
-  upstream::UpstreamGate gate_;
-  absl::flat_hash_map<vpic::UpstreamClient::RequestId, Request> requests_;
+  // The gate, the requests and the vPIC client (after loop_: its sockets
+  // are the loop's; after budget_, which it uses).
+  AttemptRunner attempts_;
   EngineStats counts_;  // the loop's running totals, published to stats_
-  double rate_reported_ = 0;  // the effective rate last told the observer
 
   std::thread thread_;  // last: starts after everything above exists
 };

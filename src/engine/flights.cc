@@ -83,7 +83,7 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   metrics_->coalesced_waiters.Add();
   // Its QUEUED says whether the flight waits for the upstream rate.
   const absl::Time turn = f->state.ticket != 0
-                              ? gate_.EstimatedStart(f->state.ticket, now)
+                              ? attempts_.EstimatedStart(f->state.ticket, now)
                               : now;
   answerer_.Queue(w, QueuedFor(true, turn, now));
   if (f->state.last_retrying) w.listener->OnRetrying(*f->state.last_retrying);
@@ -109,7 +109,7 @@ void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
   // a lower bound, and a waiter that leaves for it could not have been
   // served.
   const absl::Time start =
-      std::max(now + stagger_delay, gate_.EstimatedStart(0, now));
+      std::max(now + stagger_delay, attempts_.EstimatedStart(0, now));
   auto it = f->waiters.find(creator);
   if (it != f->waiters.end()) {
     answerer_.Queue(it->second, QueuedFor(false, start, now));
@@ -153,7 +153,7 @@ void Engine::StopFlightWork(Flight* f) {
   scheduler_.Cancel(f->state.wakeup);
   f->state.wakeup = 0;
   DetachFromRequest(f);
-  gate_.Remove(f->state.ticket);
+  attempts_.Remove(f->state.ticket);
   f->state.ticket = 0;
   scheduler_.Cancel(f->state.fleet_timer);
   f->state.fleet_timer = 0;
