@@ -114,6 +114,14 @@ class Subprocess {
     return exit_status_;
   }
 
+  // Every output line kept, once the program has closed its output (at its
+  // exit, usually), or those seen so far when `timeout` passes first.
+  std::vector<std::string> LinesAtEnd(absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(&eof_), timeout);
+    return lines_;
+  }
+
   std::vector<std::string> lines() const {
     absl::MutexLock lock(&mu_);
     return lines_;
