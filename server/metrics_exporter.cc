@@ -71,11 +71,17 @@ ClientMetric HistogramSample(const metrics::Histogram& h,
   return m;
 }
 
-std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
-  using namespace metrics;  // NOLINT: the label enums and N/I helpers
-  const ServiceMetrics& m = *src.service;
-  std::vector<MetricFamily> out;
+using metrics::Endpoint;
+using metrics::N;
+using metrics::Name;
+using metrics::Outcome;
+using metrics::Reason;
+using metrics::ServiceMetrics;
+using metrics::Source;
+using metrics::UpstreamResult;
 
+// vin_decodes_total and vin_decode_failures_total.
+void AddDecodeCounts(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
   MetricFamily decodes = Family(
       "vin_decodes_total",
       "Decodes answered (batch items' terminal events and unary answers), by "
@@ -89,7 +95,7 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
            {"outcome", Name(static_cast<Outcome>(o))}}));
     }
   }
-  out.push_back(std::move(decodes));
+  out->push_back(std::move(decodes));
 
   MetricFamily failures =
       Family("vin_decode_failures_total", "Failed decodes, by reason.",
@@ -99,8 +105,12 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
         Sample(static_cast<double>(m.decode_failures[r].value()),
                MetricType::Counter, {{"reason", Name(static_cast<Reason>(r))}}));
   }
-  out.push_back(std::move(failures));
+  out->push_back(std::move(failures));
+}
 
+// The requests to vPIC: by endpoint and result, the VINs they carried,
+// retries, refused retries, pushback and the rate cap.
+void AddUpstream(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
   MetricFamily requests = Family(
       "vin_upstream_requests_total",
       "Requests to vPIC, by endpoint (single DecodeVinValues or "
@@ -115,51 +125,61 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
            {"result", Name(static_cast<UpstreamResult>(r))}}));
     }
   }
-  out.push_back(std::move(requests));
+  out->push_back(std::move(requests));
 
-  AddCounter(&out, "vin_upstream_vins_total",
+  AddCounter(out, "vin_upstream_vins_total",
              "VINs carried by the requests sent to vPIC, batch or not.",
              m.upstream_vins);
-  AddCounter(&out, "vin_upstream_retries_total",
+  AddCounter(out, "vin_upstream_retries_total",
              "Attempts after a decode's first, sent to vPIC.",
              m.upstream_retries);
-  AddCounter(&out, "vin_retry_budget_refused_total",
+  AddCounter(out, "vin_retry_budget_refused_total",
              "Retries the retry budget refused (the decode failed, retryable).",
              m.retry_budget_refused);
-  AddCounter(&out, "vin_upstream_pushback_total",
+  AddCounter(out, "vin_upstream_pushback_total",
              "Pauses of every upstream request after a 429 or a Retry-After.",
              m.upstream_pushback);
-  AddGauge(&out, "vin_upstream_rate_per_minute",
+  AddGauge(out, "vin_upstream_rate_per_minute",
            "The effective upstream rate cap, requests per minute (0: "
            "unlimited).",
            m.upstream_rate_per_minute.value());
-  AddCounter(&out, "vin_coalesced_waiters_total",
+}
+
+// The engine's sharing and queues: coalesced callers, the cache, flights,
+// rate waits, scheduled wake-ups.
+void AddEngineState(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
+  AddCounter(out, "vin_coalesced_waiters_total",
              "Callers that joined a decode of the same VIN already running.",
              m.coalesced_waiters);
-  AddCounter(&out, "vin_cache_hits_total",
+  AddCounter(out, "vin_cache_hits_total",
              "Decodes answered from the cache of finished decodes.",
              m.cache_hits);
-  AddCounter(&out, "vin_cache_misses_total",
+  AddCounter(out, "vin_cache_misses_total",
              "Live decodes the cache could not answer.", m.cache_misses);
-  AddGauge(&out, "vin_cache_entries", "Finished decodes in the cache.",
+  AddGauge(out, "vin_cache_entries", "Finished decodes in the cache.",
            m.cache_entries.value());
-  AddGauge(&out, "vin_flights_in_progress",
+  AddGauge(out, "vin_flights_in_progress",
            "Decodes in progress (one per VIN, whatever its callers).",
            m.flights_in_progress.value());
-  AddGauge(&out, "vin_waiting_for_rate",
+  AddGauge(out, "vin_waiting_for_rate",
            "Decodes queued for their turn under the upstream rate cap.",
            m.waiting_for_rate.value());
-  AddGauge(&out, "vin_scheduler_pending",
+  AddGauge(out, "vin_scheduler_pending",
            "Pending wake-ups: retries, first-attempt staggers, deadlines.",
            m.scheduler_pending.value());
-  if (src.batch != nullptr) {
-    AddGauge(&out, "vin_batch_streams_open", "DecodeBatch streams open.",
-             static_cast<double>(src.batch->streams.load()));
-    AddGauge(&out, "vin_batch_items_in_window",
-             "Batch items read and not yet answered, all streams together.",
-             static_cast<double>(src.batch->items_outstanding.load()));
-  }
+}
 
+void AddBatchGauges(const BatchCounters& batch,
+                    std::vector<MetricFamily>* out) {
+  AddGauge(out, "vin_batch_streams_open", "DecodeBatch streams open.",
+           static_cast<double>(batch.streams.load()));
+  AddGauge(out, "vin_batch_items_in_window",
+           "Batch items read and not yet answered, all streams together.",
+           static_cast<double>(batch.items_outstanding.load()));
+}
+
+// The upstream request and decode duration histograms.
+void AddDurations(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
   MetricFamily upstream_duration =
       Family("vin_upstream_request_duration_seconds",
              "Time from sending a request to vPIC to its answer.",
@@ -169,7 +189,7 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
         HistogramSample(m.upstream_request_duration[e],
                         {{"endpoint", Name(static_cast<Endpoint>(e))}}));
   }
-  out.push_back(std::move(upstream_duration));
+  out->push_back(std::move(upstream_duration));
 
   MetricFamily decode_duration = Family(
       "vin_decode_duration_seconds",
@@ -179,38 +199,58 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
     decode_duration.metric.push_back(HistogramSample(
         m.decode_duration[s], {{"source", Name(static_cast<Source>(s))}}));
   }
-  out.push_back(std::move(decode_duration));
+  out->push_back(std::move(decode_duration));
+}
 
+// vin_snapshot_info, while a snapshot is loaded.
+void AddSnapshotInfo(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
   std::string sha256, date;
-  if (m.Snapshot(&sha256, &date)) {
-    MetricFamily info = Family(
-        "vin_snapshot_info", "1 while an offline vPIC snapshot is loaded.",
-        MetricType::Gauge);
-    info.metric.push_back(Sample(
-        1, MetricType::Gauge, {{"sha256", sha256}, {"data_date", date}}));
-    out.push_back(std::move(info));
-  }
+  if (!m.Snapshot(&sha256, &date)) return;
+  MetricFamily info = Family(
+      "vin_snapshot_info", "1 while an offline vPIC snapshot is loaded.",
+      MetricType::Gauge);
+  info.metric.push_back(Sample(
+      1, MetricType::Gauge, {{"sha256", sha256}, {"data_date", date}}));
+  out->push_back(std::move(info));
+}
+
+// What the sources besides ServiceMetrics give, when they are there: the
+// dropped log lines, and Redis in fleet mode.
+void AddLogAndRedis(const MetricsSources& src, std::vector<MetricFamily>* out) {
+  const ServiceMetrics& m = *src.service;
   if (src.log_dropped) {
-    AddCounter(&out, "vin_log_dropped_total",
+    AddCounter(out, "vin_log_dropped_total",
                "Log lines dropped because the log queue was full (logging "
                "never blocks the decode path).",
                src.log_dropped());
   }
   if (src.redis_errors) {
-    AddGauge(&out, "vin_redis_up",
+    AddGauge(out, "vin_redis_up",
              "1 while Redis answers (fleet mode); 0 while this replica "
              "decodes alone.",
              m.redis_up.value());
-    AddCounter(&out, "vin_redis_errors_total",
+    AddCounter(out, "vin_redis_errors_total",
                "Redis commands that failed or timed out (each one's caller "
                "went on without Redis).",
                src.redis_errors());
   }
   if (src.redis_commands) {
-    AddCounter(&out, "vin_redis_commands_total",
+    AddCounter(out, "vin_redis_commands_total",
                "Commands sent to Redis (fleet mode), each a round trip.",
                src.redis_commands());
   }
+}
+
+std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
+  const ServiceMetrics& m = *src.service;
+  std::vector<MetricFamily> out;
+  AddDecodeCounts(m, &out);
+  AddUpstream(m, &out);
+  AddEngineState(m, &out);
+  if (src.batch != nullptr) AddBatchGauges(*src.batch, &out);
+  AddDurations(m, &out);
+  AddSnapshotInfo(m, &out);
+  AddLogAndRedis(src, &out);
   return out;
 }
 

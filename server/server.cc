@@ -24,43 +24,71 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   std::unique_ptr<VinServer> s(new VinServer());
   s->metrics_ = std::make_unique<metrics::ServiceMetrics>();
   s->health_ = std::make_unique<HealthService>(options.snapshot_max_age);
-  s->snapshots_ = std::make_unique<snapshot::SnapshotStore>();
-  s->snapshot_path_ = options.snapshot_path;
-  if (!options.snapshot_path.empty()) {
-    s->snapshot_status_ = s->snapshots_->Reload(options.snapshot_path);
-    s->NoteSnapshot();
-  }
+  s->LoadSnapshot(options.snapshot_path);
   options.engine.snapshots = s->snapshots_.get();
   options.engine.metrics = s->metrics_.get();
   options.engine.encoder = EncodeResult;
   if (!options.fleet.redis_url.empty()) {
-    auto address = fleet::ParseRedisUrl(options.fleet.redis_url);
-    if (!address.ok()) return address.status();
-    if (options.fleet.size_hint < 1) {
-      return absl::InvalidArgumentError("--fleet_size_hint must be at least 1");
+    if (absl::Status st = s->StartFleet(options.fleet, &options.engine);
+        !st.ok()) {
+      return st;
     }
-    if (options.fleet.timeout <= absl::ZeroDuration()) {
-      return absl::InvalidArgumentError("--redis_timeout must be positive");
-    }
-    metrics::ServiceMetrics* m = s->metrics_.get();
-    const std::string url = options.fleet.redis_url;
-    s->fleet_ = std::make_unique<fleet::RedisFleet>(
-        *address, options.fleet.key_prefix, options.fleet.timeout,
-        options.fleet.size_hint, [m, url](bool up) {
-          m->redis_up.Set(up ? 1 : 0);
-          log::Event(up ? spdlog::level::info : spdlog::level::warn,
-                     up ? "redis is up: cache, flights and the upstream "
-                          "budget are shared with the fleet"
-                        : "redis is down: decoding alone (local cache, "
-                          "flights and bucket) until it is back",
-                     {{"redis", url}});
-        });
-    options.engine.fleet = s->fleet_.get();
-    options.engine.fleet_lease = options.fleet.lease;
   }
   auto engine = engine::Engine::Create(options.engine);
   if (!engine.ok()) return engine.status();
   s->engine_ = *std::move(engine);
+  if (absl::Status st = CheckCallLimits(options); !st.ok()) return st;
+  s->decode_ = std::make_unique<DecodeService>(
+      s->engine_.get(), options.batch_window, s->metrics_.get());
+  if (!options.metrics_listen.empty()) {
+    if (absl::Status st = s->StartMetricsExporter(options); !st.ok()) {
+      return st;
+    }
+  }
+  if (absl::Status st = s->StartGrpc(options, *credentials); !st.ok()) {
+    return st;
+  }
+  return s;
+}
+
+void VinServer::LoadSnapshot(const std::string& path) {
+  snapshots_ = std::make_unique<snapshot::SnapshotStore>();
+  snapshot_path_ = path;
+  if (!path.empty()) {
+    snapshot_status_ = snapshots_->Reload(path);
+    NoteSnapshot();
+  }
+}
+
+absl::Status VinServer::StartFleet(const FleetOptions& fleet_options,
+                                   engine::EngineOptions* engine_options) {
+  auto address = fleet::ParseRedisUrl(fleet_options.redis_url);
+  if (!address.ok()) return address.status();
+  if (fleet_options.size_hint < 1) {
+    return absl::InvalidArgumentError("--fleet_size_hint must be at least 1");
+  }
+  if (fleet_options.timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--redis_timeout must be positive");
+  }
+  metrics::ServiceMetrics* m = metrics_.get();
+  const std::string url = fleet_options.redis_url;
+  fleet_ = std::make_unique<fleet::RedisFleet>(
+      *address, fleet_options.key_prefix, fleet_options.timeout,
+      fleet_options.size_hint, [m, url](bool up) {
+        m->redis_up.Set(up ? 1 : 0);
+        log::Event(up ? spdlog::level::info : spdlog::level::warn,
+                   up ? "redis is up: cache, flights and the upstream "
+                        "budget are shared with the fleet"
+                      : "redis is down: decoding alone (local cache, "
+                        "flights and bucket) until it is back",
+                   {{"redis", url}});
+      });
+  engine_options->fleet = fleet_.get();
+  engine_options->fleet_lease = fleet_options.lease;
+  return absl::OkStatus();
+}
+
+absl::Status VinServer::CheckCallLimits(const ServerOptions& options) {
   if (options.batch_window < 1) {
     return absl::InvalidArgumentError("batch window must be at least 1");
   }
@@ -71,23 +99,28 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (options.max_memory_bytes < (int64_t{1} << 20)) {
     return absl::InvalidArgumentError("--max_memory must be at least 1 MiB");
   }
-  s->decode_ = std::make_unique<DecodeService>(
-      s->engine_.get(), options.batch_window, s->metrics_.get());
-  if (!options.metrics_listen.empty()) {
-    auto exporter = MetricsExporter::Start(
-        options.metrics_listen,
-        {s->metrics_.get(), &s->decode_->batch_counters(), options.log_dropped,
-         s->fleet_ == nullptr ? std::function<uint64_t()>()
-                              : [f = s->fleet_.get()] { return f->errors(); },
-         s->fleet_ == nullptr ? std::function<uint64_t()>()
-                              : [f = s->fleet_.get()] { return f->commands(); }});
-    if (!exporter.ok()) return exporter.status();
-    s->exporter_ = *std::move(exporter);
-  }
+  return absl::OkStatus();
+}
 
+absl::Status VinServer::StartMetricsExporter(const ServerOptions& options) {
+  auto exporter = MetricsExporter::Start(
+      options.metrics_listen,
+      {metrics_.get(), &decode_->batch_counters(), options.log_dropped,
+       fleet_ == nullptr ? std::function<uint64_t()>()
+                         : [f = fleet_.get()] { return f->errors(); },
+       fleet_ == nullptr ? std::function<uint64_t()>()
+                         : [f = fleet_.get()] { return f->commands(); }});
+  if (!exporter.ok()) return exporter.status();
+  exporter_ = *std::move(exporter);
+  return absl::OkStatus();
+}
+
+absl::Status VinServer::StartGrpc(
+    const ServerOptions& options,
+    const std::shared_ptr<grpc::ServerCredentials>& credentials) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, *credentials, &s->port_);
+  builder.AddListeningPort(options.listen, credentials, &port_);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              options.max_streams_per_connection);
@@ -102,15 +135,15 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   grpc::ResourceQuota quota("vin-server");
   quota.Resize(static_cast<size_t>(options.max_memory_bytes));
   builder.SetResourceQuota(quota);
-  builder.RegisterService(s->decode_.get());
-  builder.RegisterService(s->health_.get());
-  s->server_ = builder.BuildAndStart();
-  if (s->server_ == nullptr || s->port_ == 0) {
+  builder.RegisterService(decode_.get());
+  builder.RegisterService(health_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.listen,
                      " (address in use, or not an address of this machine?)"));
   }
-  return s;
+  return absl::OkStatus();
 }
 
 VinServer::~VinServer() {

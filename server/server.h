@@ -105,6 +105,22 @@ class VinServer {
  private:
   VinServer() = default;
 
+  // The steps of Start, in order.
+  // The snapshot store, and the snapshot at `path` when there is one (a
+  // failure is kept in snapshot_status_, not returned).
+  void LoadSnapshot(const std::string& path);
+  // Fleet mode: the Redis fleet, and the engine's options that use it.
+  absl::Status StartFleet(const FleetOptions& fleet_options,
+                          engine::EngineOptions* engine_options);
+  // The batch window, streams per connection and memory bound are usable.
+  static absl::Status CheckCallLimits(const ServerOptions& options);
+  absl::Status StartMetricsExporter(const ServerOptions& options);
+  // The gRPC server, listening, with the decode and health services (and
+  // reflection).
+  absl::Status StartGrpc(
+      const ServerOptions& options,
+      const std::shared_ptr<grpc::ServerCredentials>& credentials);
+
   // Tells the metrics which snapshot is loaded.
   void NoteSnapshot();
 
