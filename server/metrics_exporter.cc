@@ -239,6 +239,12 @@ void AddLogAndRedis(const MetricsSources& src, std::vector<MetricFamily>* out) {
                "Commands sent to Redis (fleet mode), each a round trip.",
                src.redis_commands());
   }
+  if (src.fleet_events_rejected) {
+    AddCounter(out, "vin_fleet_events_rejected_total",
+               "Events of the fleet's channel dropped because they did not "
+               "parse as a vin.fleet.v1.FleetEvent (fleet mode).",
+               src.fleet_events_rejected());
+  }
 }
 
 std::vector<MetricFamily> CollectAll(const MetricsSources& src) {

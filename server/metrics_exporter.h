@@ -32,6 +32,8 @@ struct MetricsSources {
   // no fleet, and no vin_redis_* metrics).
   std::function<uint64_t()> redis_errors;
   std::function<uint64_t()> redis_commands;
+  // Fleet mode: events of the channel that did not parse.
+  std::function<uint64_t()> fleet_events_rejected;
 };
 
 // The text of every metric, as a scrape of /metrics returns it.

@@ -83,6 +83,17 @@ absl::Status VinServer::StartFleet(const FleetOptions& fleet_options,
                         "flights and bucket) until it is back",
                    {{"redis", url}});
       });
+  // Logged at the 1st, 2nd, 4th, 8th... (a replica of another version
+  // may publish every event so).
+  fleet_->OnRejectedEvent([f = fleet_.get(), url](const absl::Status& why) {
+    const uint64_t n = f->events_rejected();
+    if ((n & (n - 1)) != 0) return;
+    log::Event(spdlog::level::warn,
+               "a fleet event that does not parse was dropped",
+               {{"redis", url},
+                {"error", std::string(why.message())},
+                {"rejected", static_cast<int64_t>(n)}});
+  });
   engine_options->fleet = fleet_.get();
   engine_options->fleet_lease = fleet_options.lease;
   return absl::OkStatus();
@@ -109,7 +120,9 @@ absl::Status VinServer::StartMetricsExporter(const ServerOptions& options) {
        fleet_ == nullptr ? std::function<uint64_t()>()
                          : [f = fleet_.get()] { return f->errors(); },
        fleet_ == nullptr ? std::function<uint64_t()>()
-                         : [f = fleet_.get()] { return f->commands(); }});
+                         : [f = fleet_.get()] { return f->commands(); },
+       fleet_ == nullptr ? std::function<uint64_t()>()
+                         : [f = fleet_.get()] { return f->events_rejected(); }});
   if (!exporter.ok()) return exporter.status();
   exporter_ = *std::move(exporter);
   return absl::OkStatus();

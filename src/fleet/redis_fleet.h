@@ -2,7 +2,9 @@
 // decodes under <prefix>result:<key> (with the cache TTL), flight leases
 // under <prefix>lease:<key> (SET NX PX, renewed, released by a
 // token-checked script), and flights' events on the channel
-// <prefix>events, which every replica reads and filters.
+// <prefix>events (vin.fleet.v1.FleetEvent, fleet/event_mapping.h), which
+// every replica reads and filters; an event that does not parse is
+// rejected: counted, and told to the OnRejectedEvent handler.
 //
 // When Redis is down or slow, every call answers at once that it is
 // unavailable (the engine then goes on alone); it comes back by itself.
@@ -14,16 +16,14 @@
 #include <memory>
 #include <string>
 
-#include "absl/synchronization/mutex.h"
+#include <atomic>
+
+#include "absl/status/status.h"
 #include "engine/fleet_backend.h"
+#include "fleet/event_mapping.h"
 #include "fleet/redis_client.h"
 
 namespace fleet {
-
-// The wire form of an event on the channel, and back (nullopt when the
-// bytes are not one).
-std::string EncodeEvent(const engine::FleetEvent& e);
-absl::optional<engine::FleetEvent> DecodeEvent(const std::string& bytes);
 
 class RedisFleet final : public engine::FleetBackend {
  public:
@@ -49,6 +49,14 @@ class RedisFleet final : public engine::FleetBackend {
       const upstream::BudgetOptions& options, std::function<absl::Time()> now,
       std::function<void(std::function<void()>)> post) override;
 
+  // Where events that do not parse are told (with why), on the
+  // subscriber's thread; set before OnEvent.
+  void OnRejectedEvent(std::function<void(const absl::Status&)> handler) {
+    on_rejected_ = std::move(handler);
+  }
+  // Events of the channel that did not parse, since the start.
+  uint64_t events_rejected() const { return events_rejected_.load(); }
+
   uint64_t errors() const { return client_.errors(); }
   uint64_t commands() const { return client_.commands(); }
   RedisClient& client() { return client_; }
@@ -58,6 +66,8 @@ class RedisFleet final : public engine::FleetBackend {
   const std::string prefix_;
   const std::string replica_;  // random, per process
   const int fleet_size_hint_;
+  std::function<void(const absl::Status&)> on_rejected_;
+  std::atomic<uint64_t> events_rejected_{0};
   RedisClient client_;
 };
 

@@ -404,6 +404,8 @@ TEST_F(FleetTest, RedisStoppedAndRestartedLosesNoDecode) {
   testing_util::Samples m = testing_util::ParseSamples(body);
   EXPECT_EQ(m.at("vin_redis_up"), 1);
   EXPECT_GT(m.at("vin_redis_errors_total"), 0) << "the outage's failed commands";
+  EXPECT_EQ(m.at("vin_fleet_events_rejected_total"), 0)
+      << "every event of the other replica parsed";
 }
 
 // A replica started as a process, for the test that kills one.

@@ -1,10 +1,19 @@
-// The wire forms of fleet mode: --redis_url, and the events on the channel.
+// The wire forms of fleet mode: --redis_url, and the events on the channel
+// (vin.fleet.v1.FleetEvent).
 #include "fleet/redis_fleet.h"
 
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
 #include "absl/synchronization/notification.h"
 #include "fleet/redis_budget.h"
 #include "gtest/gtest.h"
 #include "testing/redis_server.h"
+#include "vin/fleet/v1/fleet.pb.h"
 
 namespace fleet {
 namespace {
@@ -34,6 +43,8 @@ TEST(RedisUrl, BadOnesNameTheProblem) {
             absl::string_view::npos);
 }
 
+// The wire form is vin.fleet.v1.FleetEvent: every kind, with every field
+// set, comes back whole.
 TEST(FleetEvents, EveryKindTravelsWhole) {
   FleetEvent done;
   done.kind = FleetEvent::Kind::kDone;
@@ -41,60 +52,210 @@ TEST(FleetEvents, EveryKindTravelsWhole) {
   done.origin = "r1";
   done.encoded = std::make_shared<const std::string>(std::string("live\n\0bytes", 11));
   done.cached = std::make_shared<const std::string>("cache bytes\n");
+  done.source = engine::Source::kSnapshot;
   done.attempts = 2;
   auto d = DecodeEvent(EncodeEvent(done));
-  ASSERT_TRUE(d.has_value());
+  ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->kind, FleetEvent::Kind::kDone);
   EXPECT_EQ(d->key, done.key);
   EXPECT_EQ(d->origin, "r1");
   EXPECT_EQ(*d->encoded, *done.encoded);
   EXPECT_EQ(*d->cached, *done.cached);
   EXPECT_EQ(d->attempts, 2);
-  EXPECT_EQ(d->source, engine::Source::kVpic);
+  EXPECT_EQ(d->source, engine::Source::kSnapshot);
+  for (engine::Source s : {engine::Source::kVpic, engine::Source::kCache,
+                           engine::Source::kSnapshot}) {
+    done.source = s;
+    auto again = DecodeEvent(EncodeEvent(done));
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->source, s);
+  }
 
   FleetEvent retrying;
   retrying.kind = FleetEvent::Kind::kRetrying;
   retrying.key = "K|0";
   retrying.origin = "r2";
-  retrying.retrying = {1, absl::Milliseconds(250), {503, "status", "vPIC said 503\nbusy"}};
+  retrying.retrying = {3, absl::Milliseconds(1250) + absl::Nanoseconds(7),
+                       {503, "http", "vPIC said 503\nbusy"}};
   auto r = DecodeEvent(EncodeEvent(retrying));
-  ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->retrying.attempt, 1);
-  EXPECT_EQ(r->retrying.next_delay, absl::Milliseconds(250));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, FleetEvent::Kind::kRetrying);
+  EXPECT_EQ(r->key, "K|0");
+  EXPECT_EQ(r->origin, "r2");
+  EXPECT_EQ(r->retrying.attempt, 3);
+  EXPECT_EQ(r->retrying.next_delay, absl::Milliseconds(1250) + absl::Nanoseconds(7));
   EXPECT_EQ(r->retrying.error.http_status, 503);
-  EXPECT_EQ(r->retrying.error.kind, "status");
+  EXPECT_EQ(r->retrying.error.kind, "http");
   EXPECT_EQ(r->retrying.error.message, "vPIC said 503\nbusy");
 
   FleetEvent failed;
   failed.kind = FleetEvent::Kind::kFailed;
   failed.key = "K|0";
   failed.origin = "r3";
-  failed.failure.reason = engine::FailureReason::kUpstreamRejected;
-  failed.failure.message = "vPIC rejected the request";
-  failed.failure.attempts = 1;
-  failed.failure.last_error = vpic::UpstreamError{400, "status", ""};
+  failed.failure.reason = engine::FailureReason::kUpstreamUnavailable;
+  failed.failure.message = "vPIC kept failing";
+  failed.failure.retryable = true;
+  failed.failure.attempts = 4;
+  failed.failure.retry_delay = absl::Seconds(30);
+  failed.failure.last_error = vpic::UpstreamError{0, "timeout", "no answer in 5s"};
   auto f = DecodeEvent(EncodeEvent(failed));
-  ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->failure.reason, engine::FailureReason::kUpstreamRejected);
-  EXPECT_FALSE(f->failure.retryable);
-  EXPECT_EQ(f->failure.message, "vPIC rejected the request");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->kind, FleetEvent::Kind::kFailed);
+  EXPECT_EQ(f->origin, "r3");
+  EXPECT_EQ(f->failure.reason, engine::FailureReason::kUpstreamUnavailable);
+  EXPECT_TRUE(f->failure.retryable);
+  EXPECT_EQ(f->failure.attempts, 4);
+  EXPECT_EQ(f->failure.retry_delay, absl::Seconds(30));
+  EXPECT_EQ(f->failure.message, "vPIC kept failing");
   ASSERT_TRUE(f->failure.last_error.has_value());
-  EXPECT_EQ(f->failure.last_error->http_status, 400);
+  EXPECT_EQ(f->failure.last_error->http_status, 0);
+  EXPECT_EQ(f->failure.last_error->kind, "timeout");
+  EXPECT_EQ(f->failure.last_error->message, "no answer in 5s");
+  // Every reason maps to its own value and back; no last error stays none.
+  failed.failure.last_error.reset();
+  for (size_t i = 0; i < domain::kFailureReasons; ++i) {
+    failed.failure.reason = static_cast<engine::FailureReason>(i);
+    auto again = DecodeEvent(EncodeEvent(failed));
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->failure.reason, failed.failure.reason) << i;
+    EXPECT_FALSE(again->failure.last_error.has_value());
+  }
 
   FleetEvent gone;
   gone.kind = FleetEvent::Kind::kAbandoned;
   gone.key = "K|0";
   gone.origin = "r4";
   auto g = DecodeEvent(EncodeEvent(gone));
-  ASSERT_TRUE(g.has_value());
+  ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->kind, FleetEvent::Kind::kAbandoned);
+  EXPECT_EQ(g->key, "K|0");
+  EXPECT_EQ(g->origin, "r4");
 }
 
-TEST(FleetEvents, GarbageIsNoEvent) {
-  EXPECT_FALSE(DecodeEvent("").has_value());
-  EXPECT_FALSE(DecodeEvent("9 r K|0\n").has_value());
-  EXPECT_FALSE(DecodeEvent("0 r K|0\n0 1 999\nshort").has_value());
-  EXPECT_FALSE(DecodeEvent("0 r K|0\n7 1 0\n").has_value()) << "no such source";
+// What another replica sent, as protobuf, with the fields given.
+std::string Wire(const std::function<void(vin::fleet::v1::FleetEvent*)>& set) {
+  vin::fleet::v1::FleetEvent m;
+  m.set_key("K|0");
+  m.set_origin("r9");
+  set(&m);
+  return m.SerializeAsString();
+}
+
+TEST(FleetEvents, GarbageIsRejectedSayingWhy) {
+  using vin::fleet::v1::FleetEvent;
+  auto why = [](const std::string& bytes) {
+    auto e = DecodeEvent(bytes);
+    EXPECT_FALSE(e.ok()) << "decoded as an event: " << absl::CEscape(bytes);
+    return std::string(e.status().message());
+  };
+  EXPECT_NE(why("\xff\xff\xff garbage").find("not a vin.fleet.v1.FleetEvent"),
+            std::string::npos);
+  // The old hand-packed text form of a done event.
+  EXPECT_NE(why("0 r K|0\n0 1 5\nbytes").find("not a vin.fleet.v1.FleetEvent"),
+            std::string::npos);
+  // A good event cut short.
+  const std::string whole = Wire([](FleetEvent* m) {
+    m->set_kind(FleetEvent::KIND_DONE);
+    m->mutable_done()->set_source(vin::fleet::v1::SOURCE_VPIC);
+    m->mutable_done()->set_encoded(std::string(100, 'x'));
+  });
+  ASSERT_TRUE(DecodeEvent(whole).ok());
+  EXPECT_FALSE(DecodeEvent(whole.substr(0, whole.size() - 10)).ok());
+  EXPECT_NE(why("").find("unknown kind 0"), std::string::npos)
+      << "an empty message has no kind";
+  EXPECT_NE(why(Wire([](FleetEvent* m) { m->set_kind(static_cast<FleetEvent::Kind>(99)); }))
+                .find("unknown kind 99"),
+            std::string::npos)
+      << "a kind of a newer version";
+  EXPECT_NE(why(Wire([](FleetEvent* m) {
+              m->set_kind(FleetEvent::KIND_ABANDONED);
+              m->clear_key();
+            })).find("no key"),
+            std::string::npos);
+  EXPECT_NE(why(Wire([](FleetEvent* m) { m->set_kind(FleetEvent::KIND_DONE); }))
+                .find("without its result"),
+            std::string::npos);
+  EXPECT_NE(why(Wire([](FleetEvent* m) {
+              m->set_kind(FleetEvent::KIND_DONE);
+              m->mutable_done()->set_attempts(1);
+            })).find("unknown source 0"),
+            std::string::npos);
+  EXPECT_NE(why(Wire([](FleetEvent* m) { m->set_kind(FleetEvent::KIND_RETRYING); }))
+                .find("without its attempt"),
+            std::string::npos);
+  EXPECT_NE(why(Wire([](FleetEvent* m) {
+              m->set_kind(FleetEvent::KIND_FAILED);
+              m->mutable_failure()->set_message("x");
+            })).find("unknown failure reason 0"),
+            std::string::npos);
+  EXPECT_NE(why(Wire([](FleetEvent* m) {
+              m->set_kind(FleetEvent::KIND_FAILED);
+              m->mutable_failure()->set_reason(
+                  static_cast<vin::fleet::v1::FailureReason>(42));
+            })).find("unknown failure reason 42"),
+            std::string::npos);
+}
+
+// On a real channel: an event that does not parse is dropped and counted
+// (and told to the rejection handler); the next good one still arrives.
+TEST(FleetEvents, ARejectedEventIsCountedAndTheChannelGoesOn) {
+  testing_util::RedisServer redis;
+  std::string error;
+  ASSERT_TRUE(redis.Start(&error)) << error;
+  RedisFleet fleet({"127.0.0.1", redis.port(), 0}, "t:", absl::Seconds(5), 1,
+                   nullptr);
+  // std::mutex and condition_variable (not absl's): TSan sees pthread's.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> rejected;
+  std::vector<FleetEvent> events;
+  fleet.OnRejectedEvent([&](const absl::Status& why) {
+    std::lock_guard<std::mutex> lock(mu);
+    rejected.emplace_back(why.message());
+    cv.notify_all();
+  });
+  fleet.OnEvent([&](FleetEvent e) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back(std::move(e));
+    cv.notify_all();
+  });
+  RedisClient probe({"127.0.0.1", redis.port(), 0}, absl::Seconds(5), nullptr);
+  auto command = [&](std::vector<std::string> argv) {
+    bool got = false;
+    RedisClient::Reply reply = absl::UnknownError("no reply");
+    probe.Command(std::move(argv), [&](RedisClient::Reply r) {
+      std::lock_guard<std::mutex> lock(mu);
+      reply = std::move(r);
+      got = true;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return got; });
+    return reply;
+  };
+  // Until the fleet's subscription is in place (one round trip each).
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  for (;;) {
+    auto n = command({"PUBSUB", "NUMSUB", "t:events"});
+    if (n.ok() && n->elements.size() == 2 && n->elements[1].integer == 1) break;
+    ASSERT_LT(absl::Now(), give_up) << "the fleet never subscribed";
+  }
+  FleetEvent gone;
+  gone.kind = FleetEvent::Kind::kAbandoned;
+  gone.key = "K|0";
+  gone.origin = "another replica";
+  ASSERT_TRUE(command({"PUBLISH", "t:events", "0 r K|0\n"}).ok());
+  ASSERT_TRUE(command({"PUBLISH", "t:events", EncodeEvent(gone)}).ok());
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30),
+                          [&] { return !events.empty(); }));
+  ASSERT_EQ(rejected.size(), 1u) << "the garbage came first, on one connection";
+  EXPECT_NE(rejected[0].find("not a vin.fleet.v1.FleetEvent"), std::string::npos)
+      << rejected[0];
+  EXPECT_EQ(fleet.events_rejected(), 1u);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, FleetEvent::Kind::kAbandoned);
+  EXPECT_EQ(events[0].origin, "another replica");
 }
 
 // With Redis unreachable, a replica's budget is a local bucket at its share

@@ -1,0 +1,233 @@
+#include "fleet/event_mapping.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/optional.h"
+#include "vin/fleet/v1/fleet.pb.h"
+
+namespace fleet {
+namespace {
+
+namespace pb = vin::fleet::v1;
+using engine::FleetEvent;
+
+pb::FleetEvent::Kind KindToProto(FleetEvent::Kind k) {
+  switch (k) {
+    case FleetEvent::Kind::kDone:
+      return pb::FleetEvent::KIND_DONE;
+    case FleetEvent::Kind::kRetrying:
+      return pb::FleetEvent::KIND_RETRYING;
+    case FleetEvent::Kind::kFailed:
+      return pb::FleetEvent::KIND_FAILED;
+    case FleetEvent::Kind::kAbandoned:
+      return pb::FleetEvent::KIND_ABANDONED;
+  }
+  return pb::FleetEvent::KIND_UNSPECIFIED;
+}
+
+absl::optional<FleetEvent::Kind> KindFromProto(int k) {
+  switch (k) {
+    case pb::FleetEvent::KIND_DONE:
+      return FleetEvent::Kind::kDone;
+    case pb::FleetEvent::KIND_RETRYING:
+      return FleetEvent::Kind::kRetrying;
+    case pb::FleetEvent::KIND_FAILED:
+      return FleetEvent::Kind::kFailed;
+    case pb::FleetEvent::KIND_ABANDONED:
+      return FleetEvent::Kind::kAbandoned;
+    default:
+      return absl::nullopt;
+  }
+}
+
+pb::Source SourceToProto(engine::Source s) {
+  switch (s) {
+    case engine::Source::kVpic:
+      return pb::SOURCE_VPIC;
+    case engine::Source::kCache:
+      return pb::SOURCE_CACHE;
+    case engine::Source::kSnapshot:
+      return pb::SOURCE_SNAPSHOT;
+  }
+  return pb::SOURCE_UNSPECIFIED;
+}
+
+absl::optional<engine::Source> SourceFromProto(int s) {
+  switch (s) {
+    case pb::SOURCE_VPIC:
+      return engine::Source::kVpic;
+    case pb::SOURCE_CACHE:
+      return engine::Source::kCache;
+    case pb::SOURCE_SNAPSHOT:
+      return engine::Source::kSnapshot;
+    default:
+      return absl::nullopt;
+  }
+}
+
+pb::FailureReason ReasonToProto(engine::FailureReason r) {
+  using R = engine::FailureReason;
+  switch (r) {
+    case R::kInvalidVin:
+      return pb::FAILURE_REASON_INVALID_VIN;
+    case R::kUpstreamUnavailable:
+      return pb::FAILURE_REASON_UPSTREAM_UNAVAILABLE;
+    case R::kUpstreamRejected:
+      return pb::FAILURE_REASON_UPSTREAM_REJECTED;
+    case R::kCancelled:
+      return pb::FAILURE_REASON_CANCELLED;
+    case R::kShuttingDown:
+      return pb::FAILURE_REASON_SHUTTING_DOWN;
+    case R::kOverloaded:
+      return pb::FAILURE_REASON_OVERLOADED;
+    case R::kDeadlineExceeded:
+      return pb::FAILURE_REASON_DEADLINE_EXCEEDED;
+    case R::kNoSnapshot:
+      return pb::FAILURE_REASON_NO_SNAPSHOT;
+    case R::kInvalidRequest:
+      return pb::FAILURE_REASON_INVALID_REQUEST;
+  }
+  return pb::FAILURE_REASON_UNSPECIFIED;
+}
+
+absl::optional<engine::FailureReason> ReasonFromProto(int r) {
+  using R = engine::FailureReason;
+  switch (r) {
+    case pb::FAILURE_REASON_INVALID_VIN:
+      return R::kInvalidVin;
+    case pb::FAILURE_REASON_UPSTREAM_UNAVAILABLE:
+      return R::kUpstreamUnavailable;
+    case pb::FAILURE_REASON_UPSTREAM_REJECTED:
+      return R::kUpstreamRejected;
+    case pb::FAILURE_REASON_CANCELLED:
+      return R::kCancelled;
+    case pb::FAILURE_REASON_SHUTTING_DOWN:
+      return R::kShuttingDown;
+    case pb::FAILURE_REASON_OVERLOADED:
+      return R::kOverloaded;
+    case pb::FAILURE_REASON_DEADLINE_EXCEEDED:
+      return R::kDeadlineExceeded;
+    case pb::FAILURE_REASON_NO_SNAPSHOT:
+      return R::kNoSnapshot;
+    case pb::FAILURE_REASON_INVALID_REQUEST:
+      return R::kInvalidRequest;
+    default:
+      return absl::nullopt;
+  }
+}
+
+void DurationToProto(absl::Duration d, google::protobuf::Duration* out) {
+  const int64_t ns = absl::ToInt64Nanoseconds(d);
+  out->set_seconds(ns / 1000000000);
+  out->set_nanos(static_cast<int32_t>(ns % 1000000000));
+}
+
+absl::Duration DurationFromProto(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+void ErrorToProto(const vpic::UpstreamError& e, pb::UpstreamError* out) {
+  out->set_http_status(e.http_status);
+  out->set_kind(e.kind);
+  out->set_message(e.message);
+}
+
+vpic::UpstreamError ErrorFromProto(const pb::UpstreamError& e) {
+  return vpic::UpstreamError{e.http_status(), e.kind(), e.message()};
+}
+
+absl::Status Bad(absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("fleet event: ", why));
+}
+
+}  // namespace
+
+std::string EncodeEvent(const FleetEvent& e) {
+  pb::FleetEvent m;
+  m.set_kind(KindToProto(e.kind));
+  m.set_key(e.key);
+  m.set_origin(e.origin);
+  switch (e.kind) {
+    case FleetEvent::Kind::kDone: {
+      pb::Done* d = m.mutable_done();
+      d->set_source(SourceToProto(e.source));
+      d->set_attempts(e.attempts);
+      if (e.encoded) d->set_encoded(*e.encoded);
+      if (e.cached) d->set_cached(*e.cached);
+      break;
+    }
+    case FleetEvent::Kind::kRetrying: {
+      pb::Retrying* r = m.mutable_retrying();
+      r->set_attempt(e.retrying.attempt);
+      DurationToProto(e.retrying.next_delay, r->mutable_next_delay());
+      ErrorToProto(e.retrying.error, r->mutable_error());
+      break;
+    }
+    case FleetEvent::Kind::kFailed: {
+      pb::Failure* f = m.mutable_failure();
+      f->set_reason(ReasonToProto(e.failure.reason));
+      f->set_message(e.failure.message);
+      f->set_retryable(e.failure.retryable);
+      f->set_attempts(e.failure.attempts);
+      if (e.failure.last_error) {
+        ErrorToProto(*e.failure.last_error, f->mutable_last_error());
+      }
+      DurationToProto(e.failure.retry_delay, f->mutable_retry_delay());
+      break;
+    }
+    case FleetEvent::Kind::kAbandoned:
+      break;
+  }
+  return m.SerializeAsString();
+}
+
+absl::StatusOr<FleetEvent> DecodeEvent(const std::string& bytes) {
+  pb::FleetEvent m;
+  if (!m.ParseFromString(bytes)) return Bad("not a vin.fleet.v1.FleetEvent");
+  const auto kind = KindFromProto(m.kind());
+  if (!kind) return Bad(absl::StrCat("unknown kind ", m.kind()));
+  if (m.key().empty()) return Bad("no key");
+  FleetEvent e;
+  e.kind = *kind;
+  e.key = m.key();
+  e.origin = m.origin();
+  switch (e.kind) {
+    case FleetEvent::Kind::kDone: {
+      if (!m.has_done()) return Bad("a done event without its result");
+      const auto source = SourceFromProto(m.done().source());
+      if (!source) return Bad(absl::StrCat("unknown source ", m.done().source()));
+      e.source = *source;
+      e.attempts = m.done().attempts();
+      e.encoded = std::make_shared<const std::string>(m.done().encoded());
+      e.cached = std::make_shared<const std::string>(m.done().cached());
+      break;
+    }
+    case FleetEvent::Kind::kRetrying:
+      if (!m.has_retrying()) return Bad("a retrying event without its attempt");
+      e.retrying.attempt = m.retrying().attempt();
+      e.retrying.next_delay = DurationFromProto(m.retrying().next_delay());
+      e.retrying.error = ErrorFromProto(m.retrying().error());
+      break;
+    case FleetEvent::Kind::kFailed: {
+      if (!m.has_failure()) return Bad("a failed event without its failure");
+      const pb::Failure& f = m.failure();
+      const auto reason = ReasonFromProto(f.reason());
+      if (!reason) return Bad(absl::StrCat("unknown failure reason ", f.reason()));
+      e.failure.reason = *reason;
+      e.failure.message = f.message();
+      e.failure.retryable = f.retryable();
+      e.failure.attempts = f.attempts();
+      if (f.has_last_error()) e.failure.last_error = ErrorFromProto(f.last_error());
+      e.failure.retry_delay = DurationFromProto(f.retry_delay());
+      break;
+    }
+    case FleetEvent::Kind::kAbandoned:
+      break;
+  }
+  return e;
+}
+
+}  // namespace fleet

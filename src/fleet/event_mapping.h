@@ -1,0 +1,24 @@
+// The wire form of a flight's event on the fleet's channel: the protobuf
+// message vin.fleet.v1.FleetEvent (proto/vin/fleet/v1/fleet.proto), and
+// back. Every enum is mapped value by value, never cast.
+#ifndef VIN_FLEET_EVENT_MAPPING_H_
+#define VIN_FLEET_EVENT_MAPPING_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/fleet_backend.h"
+
+namespace fleet {
+
+// The serialized vin.fleet.v1.FleetEvent of `e`.
+std::string EncodeEvent(const engine::FleetEvent& e);
+
+// The event in `bytes`; INVALID_ARGUMENT (saying why) when they are not a
+// FleetEvent, or one this replica cannot act on: no kind or key, a kind,
+// source or failure reason it does not know, or a kind without its part.
+absl::StatusOr<engine::FleetEvent> DecodeEvent(const std::string& bytes);
+
+}  // namespace fleet
+
+#endif  // VIN_FLEET_EVENT_MAPPING_H_
