@@ -5,6 +5,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "upstream/retry_budget.h"
 
 namespace fleet {
 namespace {
@@ -13,18 +15,30 @@ namespace {
 // answer, before it asks Redis again.
 constexpr absl::Duration kRetryShared = absl::Seconds(1);
 
+// Every script's time: ms of the fleet's clock, ARGV[i] when the replica
+// passes one (a test's fake clock), else Redis's own.
+#define VIN_FLEET_NOW(i)                                                     \
+  "local now = tonumber(ARGV[" #i "])\n"                                     \
+  "if not now then\n"                                                        \
+  "  local t = redis.call('TIME')\n"                                         \
+  "  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"      \
+  "end\n"                                                                    \
+  "local function fmt(x) return string.format('%.17g', x) end\n"
+
 // The shared bucket, in one hash: tokens, ts (when tokens was right, ms of
-// Redis's clock), rate (per minute, effective), paused (until, ms), raised
-// (the last raise of the rate, ms). Takes one token if it can.
-// ARGV: configured rate per minute (<= 0 unlimited), burst, successes since
-// the replica's last ask. Returns {granted 0/1, ms until the next token,
-// ms left of a pause, effective rate}.
-constexpr char kTake[] = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+// the fleet's clock), rate (per minute, effective), paused (until, ms),
+// raised (the last raise of the rate, ms). Settles the tokens at the rate
+// so far, raises the rate if successes came (as upstream::Pushback does),
+// then takes one token if asked to and it can (as upstream::TokenBucket
+// does). ARGV: configured rate per minute (<= 0 unlimited), burst,
+// successes since the replica's last ask, 1 to take a token (0: only the
+// successes), the time. Returns {granted 0/1, ms until the next token, ms
+// left of a pause, effective rate, ms from now to the last raise}.
+constexpr char kTake[] = VIN_FLEET_NOW(5) R"lua(
 local conf = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
+local burst = math.max(1, tonumber(ARGV[2]))
 local succ = tonumber(ARGV[3])
+local take = tonumber(ARGV[4])
 local h = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'rate', 'paused', 'raised')
 local tokens = tonumber(h[1]) or burst
 local ts = tonumber(h[2]) or now
@@ -32,75 +46,145 @@ local rate = tonumber(h[3]) or conf
 local paused = tonumber(h[4]) or 0
 local raised = tonumber(h[5]) or 0
 if conf > 0 and rate > conf then rate = conf end
+if conf > 0 and now > ts then
+  tokens = math.min(burst, tokens + (now - ts) * rate / 60000)
+  ts = now
+end
 if succ > 0 and conf > 0 and rate < conf and now >= paused then
-  rate = math.min(conf, rate + conf * math.max(0, (now - raised) / 60000))
+  rate = math.min(conf, rate + conf * (math.max(0, now - raised) / 60000))
   raised = math.max(raised, now)
 end
 local granted = 0
 local wait = 0
-if now < paused then
-  wait = paused - now
-elseif conf <= 0 then
-  granted = 1
-else
-  if now > ts then
-    tokens = math.min(burst, tokens + (now - ts) * rate / 60000)
-    ts = now
-  end
-  if tokens >= 1 then
-    tokens = tokens - 1
+if take > 0 then
+  if now < paused then
+    wait = paused - now
+  elseif conf <= 0 then
+    granted = 1
+  elseif tokens >= 1 - 1e-6 then
+    tokens = math.max(0, tokens - 1)
     granted = 1
   else
     wait = math.ceil((1 - tokens) * 60000 / rate)
   end
 end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(ts),
-           'rate', tostring(rate), 'paused', tostring(paused),
-           'raised', tostring(raised))
+redis.call('HSET', KEYS[1], 'tokens', fmt(tokens), 'ts', fmt(ts),
+           'rate', fmt(rate), 'paused', fmt(paused), 'raised', fmt(raised))
 redis.call('PEXPIRE', KEYS[1], 3600000)
-return {granted, wait, math.max(0, paused - now), tostring(rate)})lua";
+return {granted, wait, math.max(0, paused - now), fmt(rate), raised - now})lua";
 
 // A 429 (or 503 with Retry-After) somewhere in the fleet: every replica
 // pauses until ARGV[2] ms from now, the rate halves (never below 1 a
-// minute), and the bucket refills from the end of the pause.
-constexpr char kPushback[] = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+// minute), and the bucket refills from the end of the pause, where the
+// climb back starts too. Returns {ms left of the pause, effective rate}.
+constexpr char kPushback[] = VIN_FLEET_NOW(3) R"lua(
 local conf = tonumber(ARGV[1])
 local h = redis.call('HMGET', KEYS[1], 'rate', 'paused')
 local rate = tonumber(h[1]) or conf
 local paused = math.max(tonumber(h[2]) or 0, now + tonumber(ARGV[2]))
-if conf > 0 then rate = math.max(1, rate / 2) end
-redis.call('HSET', KEYS[1], 'tokens', '0', 'ts', tostring(paused),
-           'rate', tostring(rate), 'paused', tostring(paused),
-           'raised', tostring(paused))
+if conf > 0 then rate = math.max(1, math.min(rate, conf) / 2) end
+redis.call('HSET', KEYS[1], 'tokens', '0', 'ts', fmt(paused),
+           'rate', fmt(rate), 'paused', fmt(paused), 'raised', fmt(paused))
 redis.call('PEXPIRE', KEYS[1], 3600000)
-return {paused - now, tostring(rate)})lua";
+return {paused - now, fmt(rate)})lua";
 
-// The fleet's retry budget: per-second counts of first attempts (f<sec>) and
-// retries (r<sec>) in one hash. Adds ARGV[1] first attempts now, then grants
-// up to ARGV[2] retries if the last 10 s allow them: retries <= ratio
-// (ARGV[3]) x first attempts + floor (ARGV[4] per second) x 10. Returns the
-// retries granted.
-constexpr char kRetryGrant[] = R"lua(
-local sec = tonumber(redis.call('TIME')[1])
-local firsts = tonumber(ARGV[1])
-if firsts > 0 then redis.call('HINCRBY', KEYS[1], 'f' .. sec, firsts) end
-local f, r = 0, 0
-for s = sec - 9, sec do
-  f = f + (tonumber(redis.call('HGET', KEYS[1], 'f' .. s)) or 0)
-  r = r + (tonumber(redis.call('HGET', KEYS[1], 'r' .. s)) or 0)
+// The fleet's retry budget, the ring of upstream::RetryBudget in one hash:
+// ARGV[6] slots of ARGV[7] ms, slot k holding s<k> (which slot-sized
+// period of time it counts), f<k> (first attempts) and r<k> (retries made,
+// or granted and not yet spent). Adds ARGV[1] first attempts now; moves
+// each retry spent since the last call (ARGV[8...]: the slot it was granted
+// in; -1 for one made without a grant) to the slot of now; then grants up
+// to ARGV[2] retries if the window allows them: retries <= ratio (ARGV[3])
+// x first attempts + floor (ARGV[4], per window). Returns {retries granted,
+// the slot they are counted in, ms until room may come back when fewer
+// than asked were granted (-1: only new first attempts make room), ms
+// until that slot leaves the window}.
+constexpr char kRetryGrant[] = VIN_FLEET_NOW(5) R"lua(
+local slots = tonumber(ARGV[6])
+local slot_ms = tonumber(ARGV[7])
+local cur = math.floor(now / slot_ms)
+local names = {}
+for k = 0, slots - 1 do
+  names[3 * k + 1] = 's' .. k
+  names[3 * k + 2] = 'f' .. k
+  names[3 * k + 3] = 'r' .. k
 end
-for s = sec - 30, sec - 10 do redis.call('HDEL', KEYS[1], 'f' .. s, 'r' .. s) end
-local room = math.floor(tonumber(ARGV[3]) * f + tonumber(ARGV[4]) * 10 - r)
-local grant = math.max(0, math.min(tonumber(ARGV[2]), room))
-if grant > 0 then redis.call('HINCRBY', KEYS[1], 'r' .. sec, grant) end
+local v = redis.call('HMGET', KEYS[1], unpack(names))
+local s, f, r, dirty = {}, {}, {}, {}
+for k = 0, slots - 1 do
+  s[k] = tonumber(v[3 * k + 1]) or -1
+  f[k] = tonumber(v[3 * k + 2]) or 0
+  r[k] = tonumber(v[3 * k + 3]) or 0
+end
+local function at(idx)
+  local k = idx % slots
+  if s[k] ~= idx then s[k], f[k], r[k] = idx, 0, 0 end
+  dirty[k] = true
+  return k
+end
+local function live(k) return s[k] > cur - slots and s[k] <= cur end
+local firsts = tonumber(ARGV[1])
+if firsts > 0 then
+  local k = at(cur)
+  f[k] = f[k] + firsts
+end
+for i = 8, #ARGV do
+  local g = tonumber(ARGV[i])
+  if g < cur then
+    if g >= 0 then
+      local k = g % slots
+      if s[k] == g and live(k) and r[k] > 0 then
+        r[k] = r[k] - 1
+        dirty[k] = true
+      end
+    end
+    local c = at(cur)
+    r[c] = r[c] + 1
+  end
+end
+local fs, rs = 0, 0
+for k = 0, slots - 1 do
+  if live(k) then
+    fs = fs + f[k]
+    rs = rs + r[k]
+  end
+end
+local want = tonumber(ARGV[2])
+local room = math.floor(tonumber(ARGV[3]) * fs + tonumber(ARGV[4]) - rs + 1e-9)
+local grant = math.max(0, math.min(want, room))
+if grant > 0 then
+  local k = at(cur)
+  r[k] = r[k] + grant
+end
+local wait = 0
+if grant < want then
+  wait = -1
+  local oldest = nil
+  for k = 0, slots - 1 do
+    if live(k) and r[k] > 0 and (oldest == nil or s[k] < oldest) then
+      oldest = s[k]
+    end
+  end
+  if oldest then wait = (oldest + slots) * slot_ms - now end
+end
+local args = {}
+for k in pairs(dirty) do
+  args[#args + 1] = 's' .. k
+  args[#args + 1] = tostring(s[k])
+  args[#args + 1] = 'f' .. k
+  args[#args + 1] = tostring(f[k])
+  args[#args + 1] = 'r' .. k
+  args[#args + 1] = tostring(r[k])
+end
+if #args > 0 then redis.call('HSET', KEYS[1], unpack(args)) end
 redis.call('PEXPIRE', KEYS[1], 30000)
-return grant)lua";
+return {grant, cur, wait, (cur + slots) * slot_ms - now})lua";
+
+#undef VIN_FLEET_NOW
 
 // Retries a replica keeps in stock: enough for a burst of failures between
 // two answers of Redis, few enough not to hold the fleet's budget idle.
-constexpr int64_t kRetryStock = 2;
+constexpr size_t kRetryStock = 2;
 
 upstream::BudgetOptions FallbackOptions(upstream::BudgetOptions o, int hint) {
   hint = std::max(1, hint);
@@ -117,117 +201,190 @@ double RateOf(const RedisValue& v, double otherwise) {
   return otherwise;
 }
 
+// A number for a script, exactly (StrCat keeps 6 digits).
+std::string Num(double v) { return absl::StrFormat("%.17g", v); }
+
 }  // namespace
 
 RedisBudget::RedisBudget(RedisClient* client, std::string key,
                          const upstream::BudgetOptions& options,
-                         int fleet_size_hint, Now now, Post post)
+                         int fleet_size_hint, Now now, Post post,
+                         Now fleet_clock)
     : client_(client),
       key_(std::move(key)),
       options_(options),
       now_(std::move(now)),
       post_(std::move(post)),
+      fleet_clock_(std::move(fleet_clock)),
       alive_(std::make_shared<bool>(true)),
       local_(FallbackOptions(options, fleet_size_hint), now_()),
       shared_rate_(options.rate_per_minute),
-      reported_rate_(options.rate_per_minute) {}
+      reported_rate_(options.rate_per_minute) {
+  TopUpRetries(now_());  // a stock for the first failures
+}
 
 RedisBudget::~RedisBudget() { *alive_ = false; }
 
 RedisClient::Callback RedisBudget::OnLoop(
     std::function<void(RedisClient::Reply)> fn) {
-  return [alive = alive_, post = post_, fn = std::move(fn)](RedisClient::Reply r) {
-    post([alive, fn, r = std::move(r)]() mutable {
-      if (*alive) fn(std::move(r));
+  ++pending_;
+  return [this, alive = alive_, post = post_,
+          fn = std::move(fn)](RedisClient::Reply r) {
+    post([this, alive, fn, r = std::move(r)]() mutable {
+      if (!*alive) return;
+      --pending_;
+      fn(std::move(r));
     });
   };
 }
 
-void RedisBudget::Ask() {
+std::string RedisBudget::FleetNow() const {
+  if (!fleet_clock_) return "";
+  return absl::StrCat(absl::ToUnixMillis(fleet_clock_()));
+}
+
+void RedisBudget::Ask(bool take) {
   asking_ = true;
   const int successes = successes_;
   successes_ = 0;
   client_->Command(
-      {"EVAL", kTake, "1", key_, absl::StrCat(options_.rate_per_minute),
-       absl::StrCat(options_.burst), absl::StrCat(successes)},
-      OnLoop([this, successes](RedisClient::Reply r) {
+      {"EVAL", kTake, "1", key_, Num(options_.rate_per_minute),
+       Num(options_.burst), absl::StrCat(successes), take ? "1" : "0",
+       FleetNow()},
+      OnLoop([this, successes, take](RedisClient::Reply r) {
         if (!r.ok()) successes_ += successes;  // told next time
-        OnAnswer(r);
+        OnAnswer(r, take);
       }));
 }
 
-void RedisBudget::OnAnswer(const RedisClient::Reply& reply) {
+void RedisBudget::OnAnswer(const RedisClient::Reply& reply, bool take) {
   asking_ = false;
   const absl::Time now = now_();
   if (!reply.ok() || reply->type != RedisValue::Type::kArray ||
-      reply->elements.size() != 4) {
+      reply->elements.size() != 5) {
     shared_ = false;
     retry_shared_at_ = now + kRetryShared;
     return;
   }
   shared_ = true;
   const auto& e = reply->elements;
-  if (e[0].integer > 0) ++granted_;
-  next_ask_ = e[0].integer > 0 ? absl::InfinitePast()
-                               : now + absl::Milliseconds(e[1].integer);
-  shared_paused_until_ = now + absl::Milliseconds(e[2].integer);
+  if (take) {
+    if (e[0].integer > 0) ++granted_;
+    next_ask_ = e[0].integer > 0 ? absl::InfinitePast()
+                                 : now + absl::Milliseconds(e[1].integer);
+  }
+  if (e[2].integer > 0) {
+    shared_paused_until_ = std::max(shared_paused_until_,
+                                    now + absl::Milliseconds(e[2].integer));
+  }
   shared_rate_ = RateOf(e[3], shared_rate_);
+  shared_raised_ = now + absl::Milliseconds(e[4].integer);
 }
 
 void RedisBudget::RecordFirstAttempts(absl::Time now, int64_t n) {
   local_.RecordFirstAttempts(now, n);  // for the fallback
   firsts_untold_ += n;
-  TopUpRetries();
+  TopUpRetries(now);
 }
 
 bool RedisBudget::TryRetry(absl::Time now) {
   if (options_.retry_ratio < 0) return true;  // no budget
   const bool local = local_.TryRetry(now);  // counted there too, for the fallback
-  if (!shared() || !retry_grant_seen_) return local;
-  if (retries_granted_ == 0) {
-    TopUpRetries();
+  if (!shared() || !retry_grant_seen_) {
+    // Made before Redis's first grant: counted there with the next call.
+    if (local && shared()) spent_untold_.push_back(-1);
+    TopUpRetries(now);
+    return local;
+  }
+  DropExpiredGrants(now);
+  if (grants_.empty()) {
+    TopUpRetries(now);
     return false;
   }
-  --retries_granted_;
-  TopUpRetries();
+  spent_untold_.push_back(grants_.front().slot);
+  grants_.pop_front();
+  TopUpRetries(now);
   return true;
 }
 
-void RedisBudget::TopUpRetries() {
+void RedisBudget::DropExpiredGrants(absl::Time now) {
+  while (!grants_.empty() && now >= grants_.front().expires) {
+    grants_.pop_front();
+  }
+}
+
+void RedisBudget::TopUpRetries(absl::Time now) {
   if (topping_up_ || !client_->up() || options_.retry_ratio < 0) return;
-  const int64_t want = std::max<int64_t>(0, kRetryStock - retries_granted_);
-  if (want == 0 && firsts_untold_ == 0) return;
+  DropExpiredGrants(now);
+  const int64_t want =
+      grants_.size() < kRetryStock
+          ? static_cast<int64_t>(kRetryStock - grants_.size())
+          : 0;
+  // First attempts make room; otherwise room comes back only with time.
+  const int64_t ask =
+      want > 0 && (firsts_untold_ > 0 || now >= retry_room_at_) ? want : 0;
+  if (ask == 0 && firsts_untold_ == 0 && spent_untold_.empty()) return;
   topping_up_ = true;
   firsts_telling_ = firsts_untold_;
   firsts_untold_ = 0;
+  spent_telling_.swap(spent_untold_);
+  spent_untold_.clear();
+  std::vector<std::string> argv = {
+      "EVAL",
+      kRetryGrant,
+      "1",
+      absl::StrCat(key_, ":retries"),
+      absl::StrCat(firsts_telling_),
+      absl::StrCat(ask),
+      Num(options_.retry_ratio),
+      Num(std::max(0.0, options_.retry_min_per_second) *
+          absl::ToDoubleSeconds(upstream::RetryBudget::kSlot *
+                                upstream::RetryBudget::kSlots)),
+      FleetNow(),
+      absl::StrCat(upstream::RetryBudget::kSlots),
+      absl::StrCat(absl::ToInt64Milliseconds(upstream::RetryBudget::kSlot))};
+  for (int64_t slot : spent_telling_) argv.push_back(absl::StrCat(slot));
   client_->Command(
-      {"EVAL", kRetryGrant, "1", absl::StrCat(key_, ":retries"),
-       absl::StrCat(firsts_telling_), absl::StrCat(want),
-       absl::StrCat(options_.retry_ratio),
-       absl::StrCat(options_.retry_min_per_second)},
-      OnLoop([this](RedisClient::Reply r) {
+      std::move(argv), OnLoop([this, ask](RedisClient::Reply r) {
         topping_up_ = false;
-        if (!r.ok() || r->type != RedisValue::Type::kInteger) {
+        if (!r.ok() || r->type != RedisValue::Type::kArray ||
+            r->elements.size() != 4) {
           firsts_untold_ += firsts_telling_;  // told next time
           firsts_telling_ = 0;
+          spent_untold_.insert(spent_untold_.end(), spent_telling_.begin(),
+                               spent_telling_.end());
+          spent_telling_.clear();
           return;
         }
         firsts_telling_ = 0;
-        retries_granted_ += r->integer;
+        spent_telling_.clear();
+        const absl::Time now = now_();
+        const auto& e = r->elements;
+        const absl::Time expires = now + absl::Milliseconds(e[3].integer);
+        for (long long i = 0; i < e[0].integer; ++i) {
+          grants_.push_back({e[1].integer, expires});
+        }
         retry_grant_seen_ = true;
+        if (ask > 0) {
+          retry_room_at_ = e[0].integer >= ask ? absl::InfinitePast()
+                           : e[2].integer < 0
+                               ? absl::InfiniteFuture()
+                               : now + absl::Milliseconds(e[2].integer);
+        }
         // What came meanwhile goes at once; a refusal is asked again with
-        // the next first attempt or retry.
-        if (firsts_untold_ > 0) TopUpRetries();
+        // the next first attempt, or once room may have come back.
+        if (firsts_untold_ > 0 || !spent_untold_.empty()) TopUpRetries(now);
       }));
 }
 
 bool RedisBudget::TryAcquire(absl::Time now) {
+  TopUpRetries(now);  // room for retries may have come back
   if (!shared()) {
     // On the local bucket; Redis is asked again from time to time, and
     // its token, if it gives one, is used by the next request.
     if (!asking_ && client_->up() && now >= retry_shared_at_) {
       retry_shared_at_ = now + kRetryShared;
-      Ask();
+      Ask(true);
     }
     return local_.TryAcquire(now);
   }
@@ -236,7 +393,7 @@ bool RedisBudget::TryAcquire(absl::Time now) {
     --granted_;
     return true;
   }
-  if (!asking_ && now >= next_ask_) Ask();
+  if (!asking_ && now >= next_ask_) Ask(true);
   return false;
 }
 
@@ -259,32 +416,45 @@ bool RedisBudget::OnPushback(absl::Time now, absl::Duration pause) {
   shared_paused_until_ = std::max(shared_paused_until_, now + pause);
   if (client_->up()) {
     const double before = shared_rate_;
-    if (options_.rate_per_minute > 0) {
-      shared_rate_ = std::max(1.0, shared_rate_ / 2);
-    }
-    changed = shared_ ? shared_rate_ != before : changed;
+    const double conf = options_.rate_per_minute;
+    if (conf > 0) shared_rate_ = std::max(1.0, std::min(shared_rate_, conf) / 2);
+    shared_raised_ = shared_paused_until_;  // the climb starts after the pause
+    if (shared_) changed = shared_rate_ != before;
     client_->Command(
-        {"EVAL", kPushback, "1", key_, absl::StrCat(options_.rate_per_minute),
-         absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(pause)))},
+        {"EVAL", kPushback, "1", key_, Num(conf),
+         absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(pause))),
+         FleetNow()},
         OnLoop([this](RedisClient::Reply r) {
           if (!r.ok() || r->type != RedisValue::Type::kArray ||
               r->elements.size() != 2) {
             return;
           }
-          shared_paused_until_ =
-              std::max(shared_paused_until_,
-                       now_() + absl::Milliseconds(r->elements[0].integer));
+          const absl::Time paused =
+              now_() + absl::Milliseconds(r->elements[0].integer);
+          shared_paused_until_ = std::max(shared_paused_until_, paused);
+          shared_raised_ = paused;
           shared_rate_ = RateOf(r->elements[1], shared_rate_);
         }));
   }
+  reported_rate_ = EffectiveRatePerMinute();
   return changed;
 }
 
 bool RedisBudget::OnSuccess(absl::Time now) {
   ++successes_;
   const bool local_changed = local_.OnSuccess(now);
+  TopUpRetries(now);
   if (!shared()) return local_changed;
-  // The shared rate climbs in Redis; what the last answer said shows here.
+  const double conf = options_.rate_per_minute;
+  if (conf > 0 && shared_rate_ < conf) {
+    // Raised here as Redis raises it when it hears of the success (told at
+    // once); its answer then says what the fleet's rate is.
+    const double minutes =
+        std::max(0.0, absl::ToDoubleMinutes(now - shared_raised_));
+    shared_raised_ = std::max(shared_raised_, now);
+    shared_rate_ = std::min(conf, shared_rate_ + conf * minutes);
+    if (!asking_) Ask(false);
+  }
   const bool changed = shared_rate_ != reported_rate_;
   reported_rate_ = shared_rate_;
   return changed;

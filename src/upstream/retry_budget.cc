@@ -4,14 +4,13 @@
 
 namespace upstream {
 
-RetryBudget::RetryBudget(double ratio, double min_per_second,
-                         absl::Duration window)
+RetryBudget::RetryBudget(double ratio, double min_per_second)
     : ratio_(ratio),
-      floor_(std::max(0.0, min_per_second) * absl::ToDoubleSeconds(window)),
-      slot_(window / kSlots) {}
+      floor_(std::max(0.0, min_per_second) *
+             absl::ToDoubleSeconds(kSlot * kSlots)) {}
 
 RetryBudget::Slot& RetryBudget::SlotAt(absl::Time now) {
-  const int64_t index = (now - absl::UnixEpoch()) / slot_;
+  const int64_t index = (now - absl::UnixEpoch()) / kSlot;
   Slot& s = slots_[static_cast<size_t>(((index % kSlots) + kSlots) % kSlots)];
   if (s.index != index) s = Slot{index, 0, 0};
   return s;
@@ -19,7 +18,7 @@ RetryBudget::Slot& RetryBudget::SlotAt(absl::Time now) {
 
 template <typename Fn>
 int64_t RetryBudget::Sum(absl::Time now, Fn field) {
-  const int64_t newest = (now - absl::UnixEpoch()) / slot_;
+  const int64_t newest = (now - absl::UnixEpoch()) / kSlot;
   int64_t sum = 0;
   for (const Slot& s : slots_) {
     if (s.index > newest - kSlots && s.index <= newest) sum += field(s);

@@ -1,13 +1,16 @@
-// The retry budget (DESIGN rule 11): the retries of the last `window` (10 s)
-// may add at most `ratio` of the first attempts of that window, plus a floor
+// The retry budget (DESIGN rule 11): the retries of the last 10 s (the
+// window) may add at most `ratio` of the first attempts of it, plus a floor
 // of `min_per_second` retries per second of the window (so that a quiet
 // server still retries a blip). A retry the budget refuses is not made:
 // while NHTSA is down, the service's load stays within (1 + ratio) times what
 // its callers asked for, plus the floor, instead of multiplying by the
 // attempts.
 //
-// The window is kept in slots (1/100 of it each) so that memory is fixed
-// and a check is cheap at any request rate.
+// The window is kept in a ring of kSlots slots (100 ms each) so that memory
+// is fixed and a check is cheap at any request rate: a slot counts while it
+// is one of the last kSlots, so the window is 10 s to within 100 ms. The
+// fleet's budget in Redis (fleet::RedisBudget) keeps the same ring, so that
+// both are one specification (tests/fleet/budget_conformance_test.cc).
 //
 // Pure and not thread-safe: time is passed in (the engine's monotonic clock).
 #ifndef VIN_UPSTREAM_RETRY_BUDGET_H_
@@ -22,9 +25,12 @@ namespace upstream {
 
 class RetryBudget {
  public:
+  // The window: kSlots slots of kSlot each.
+  static constexpr int kSlots = 100;
+  static constexpr absl::Duration kSlot = absl::Milliseconds(100);
+
   // `ratio` < 0 turns the budget off (every retry allowed).
-  RetryBudget(double ratio, double min_per_second,
-              absl::Duration window = absl::Seconds(10));
+  RetryBudget(double ratio, double min_per_second);
 
   // `n` first attempts were sent at `now`.
   void RecordFirstAttempts(absl::Time now, int64_t n);
@@ -36,7 +42,6 @@ class RetryBudget {
   int64_t RetriesInWindow(absl::Time now);
 
  private:
-  static constexpr int kSlots = 100;
   struct Slot {
     int64_t index = -1;  // which slot-sized period of time this holds
     int64_t firsts = 0;
@@ -48,7 +53,6 @@ class RetryBudget {
 
   const double ratio_;
   const double floor_;  // retries allowed per window whatever the traffic
-  const absl::Duration slot_;
   std::array<Slot, kSlots> slots_;
 };
 

@@ -315,7 +315,8 @@ TEST_F(FleetTest, AnOutageCostsTheFleetAtMostATenthMoreThanWasAsked) {
     retried += s->metrics().upstream_retries.value();
   }
   EXPECT_GT(refused, kVins / 2u);
-  // Every retry made was granted by the fleet's budget in Redis.
+  // Every retry made was granted by the fleet's budget in Redis (where a
+  // grant is counted when spent, or, unspent, when granted).
   fleet::RedisClient probe({"127.0.0.1", redis_.port(), 0}, absl::Seconds(1),
                            nullptr);
   // A std::mutex, not absl::Notification: TSan sees pthread's locks, not
@@ -329,8 +330,11 @@ TEST_F(FleetTest, AnOutageCostsTheFleetAtMostATenthMoreThanWasAsked) {
                   std::lock_guard<std::mutex> lock(mu);
                   if (r.ok()) {
                     for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+                      // The ring's slots: s<k> (which period), f<k>, r<k>.
                       const long long v = std::stoll(r->elements[i + 1].str);
-                      (r->elements[i].str[0] == 'r' ? granted : firsts) += v;
+                      const char field = r->elements[i].str[0];
+                      if (field == 'r') granted += v;
+                      if (field == 'f') firsts += v;
                     }
                   }
                   got = true;
