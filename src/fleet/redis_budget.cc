@@ -6,181 +6,20 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "fleet/redis_budget_scripts.h"
 #include "upstream/retry_budget.h"
 
 namespace fleet {
 namespace {
 
+using budget_scripts::kPushback;
+using budget_scripts::kRetryGrant;
+using budget_scripts::kTake;
+
 // How long a replica stays on its local bucket after Redis failed to
 // answer, before it asks Redis again.
 constexpr absl::Duration kRetryShared = absl::Seconds(1);
 
-// Every script's time: ms of the fleet's clock, ARGV[i] when the replica
-// passes one (a test's fake clock), else Redis's own.
-#define VIN_FLEET_NOW(i)                                                     \
-  "local now = tonumber(ARGV[" #i "])\n"                                     \
-  "if not now then\n"                                                        \
-  "  local t = redis.call('TIME')\n"                                         \
-  "  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"      \
-  "end\n"                                                                    \
-  "local function fmt(x) return string.format('%.17g', x) end\n"
-
-// The shared bucket, in one hash: tokens, ts (when tokens was right, ms of
-// the fleet's clock), rate (per minute, effective), paused (until, ms),
-// raised (the last raise of the rate, ms). Settles the tokens at the rate
-// so far, raises the rate if successes came (as upstream::Pushback does),
-// then takes one token if asked to and it can (as upstream::TokenBucket
-// does). ARGV: configured rate per minute (<= 0 unlimited), burst,
-// successes since the replica's last ask, 1 to take a token (0: only the
-// successes), the time. Returns {granted 0/1, ms until the next token, ms
-// left of a pause, effective rate, ms from now to the last raise}.
-constexpr char kTake[] = VIN_FLEET_NOW(5) R"lua(
-local conf = tonumber(ARGV[1])
-local burst = math.max(1, tonumber(ARGV[2]))
-local succ = tonumber(ARGV[3])
-local take = tonumber(ARGV[4])
-local h = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'rate', 'paused', 'raised')
-local tokens = tonumber(h[1]) or burst
-local ts = tonumber(h[2]) or now
-local rate = tonumber(h[3]) or conf
-local paused = tonumber(h[4]) or 0
-local raised = tonumber(h[5]) or 0
-if conf > 0 and rate > conf then rate = conf end
-if conf > 0 and now > ts then
-  tokens = math.min(burst, tokens + (now - ts) * rate / 60000)
-  ts = now
-end
-if succ > 0 and conf > 0 and rate < conf and now >= paused then
-  rate = math.min(conf, rate + conf * (math.max(0, now - raised) / 60000))
-  raised = math.max(raised, now)
-end
-local granted = 0
-local wait = 0
-if take > 0 then
-  if now < paused then
-    wait = paused - now
-  elseif conf <= 0 then
-    granted = 1
-  elseif tokens >= 1 - 1e-6 then
-    tokens = math.max(0, tokens - 1)
-    granted = 1
-  else
-    wait = math.ceil((1 - tokens) * 60000 / rate)
-  end
-end
-redis.call('HSET', KEYS[1], 'tokens', fmt(tokens), 'ts', fmt(ts),
-           'rate', fmt(rate), 'paused', fmt(paused), 'raised', fmt(raised))
-redis.call('PEXPIRE', KEYS[1], 3600000)
-return {granted, wait, math.max(0, paused - now), fmt(rate), raised - now})lua";
-
-// A 429 (or 503 with Retry-After) somewhere in the fleet: every replica
-// pauses until ARGV[2] ms from now, the rate halves (never below 1 a
-// minute), and the bucket refills from the end of the pause, where the
-// climb back starts too. Returns {ms left of the pause, effective rate}.
-constexpr char kPushback[] = VIN_FLEET_NOW(3) R"lua(
-local conf = tonumber(ARGV[1])
-local h = redis.call('HMGET', KEYS[1], 'rate', 'paused')
-local rate = tonumber(h[1]) or conf
-local paused = math.max(tonumber(h[2]) or 0, now + tonumber(ARGV[2]))
-if conf > 0 then rate = math.max(1, math.min(rate, conf) / 2) end
-redis.call('HSET', KEYS[1], 'tokens', '0', 'ts', fmt(paused),
-           'rate', fmt(rate), 'paused', fmt(paused), 'raised', fmt(paused))
-redis.call('PEXPIRE', KEYS[1], 3600000)
-return {paused - now, fmt(rate)})lua";
-
-// The fleet's retry budget, the ring of upstream::RetryBudget in one hash:
-// ARGV[6] slots of ARGV[7] ms, slot k holding s<k> (which slot-sized
-// period of time it counts), f<k> (first attempts) and r<k> (retries made,
-// or granted and not yet spent). Adds ARGV[1] first attempts now; moves
-// each retry spent since the last call (ARGV[8...]: the slot it was granted
-// in; -1 for one made without a grant) to the slot of now; then grants up
-// to ARGV[2] retries if the window allows them: retries <= ratio (ARGV[3])
-// x first attempts + floor (ARGV[4], per window). Returns {retries granted,
-// the slot they are counted in, ms until room may come back when fewer
-// than asked were granted (-1: only new first attempts make room), ms
-// until that slot leaves the window}.
-constexpr char kRetryGrant[] = VIN_FLEET_NOW(5) R"lua(
-local slots = tonumber(ARGV[6])
-local slot_ms = tonumber(ARGV[7])
-local cur = math.floor(now / slot_ms)
-local names = {}
-for k = 0, slots - 1 do
-  names[3 * k + 1] = 's' .. k
-  names[3 * k + 2] = 'f' .. k
-  names[3 * k + 3] = 'r' .. k
-end
-local v = redis.call('HMGET', KEYS[1], unpack(names))
-local s, f, r, dirty = {}, {}, {}, {}
-for k = 0, slots - 1 do
-  s[k] = tonumber(v[3 * k + 1]) or -1
-  f[k] = tonumber(v[3 * k + 2]) or 0
-  r[k] = tonumber(v[3 * k + 3]) or 0
-end
-local function at(idx)
-  local k = idx % slots
-  if s[k] ~= idx then s[k], f[k], r[k] = idx, 0, 0 end
-  dirty[k] = true
-  return k
-end
-local function live(k) return s[k] > cur - slots and s[k] <= cur end
-local firsts = tonumber(ARGV[1])
-if firsts > 0 then
-  local k = at(cur)
-  f[k] = f[k] + firsts
-end
-for i = 8, #ARGV do
-  local g = tonumber(ARGV[i])
-  if g < cur then
-    if g >= 0 then
-      local k = g % slots
-      if s[k] == g and live(k) and r[k] > 0 then
-        r[k] = r[k] - 1
-        dirty[k] = true
-      end
-    end
-    local c = at(cur)
-    r[c] = r[c] + 1
-  end
-end
-local fs, rs = 0, 0
-for k = 0, slots - 1 do
-  if live(k) then
-    fs = fs + f[k]
-    rs = rs + r[k]
-  end
-end
-local want = tonumber(ARGV[2])
-local room = math.floor(tonumber(ARGV[3]) * fs + tonumber(ARGV[4]) - rs + 1e-9)
-local grant = math.max(0, math.min(want, room))
-if grant > 0 then
-  local k = at(cur)
-  r[k] = r[k] + grant
-end
-local wait = 0
-if grant < want then
-  wait = -1
-  local oldest = nil
-  for k = 0, slots - 1 do
-    if live(k) and r[k] > 0 and (oldest == nil or s[k] < oldest) then
-      oldest = s[k]
-    end
-  end
-  if oldest then wait = (oldest + slots) * slot_ms - now end
-end
-local args = {}
-for k in pairs(dirty) do
-  args[#args + 1] = 's' .. k
-  args[#args + 1] = tostring(s[k])
-  args[#args + 1] = 'f' .. k
-  args[#args + 1] = tostring(f[k])
-  args[#args + 1] = 'r' .. k
-  args[#args + 1] = tostring(r[k])
-end
-if #args > 0 then redis.call('HSET', KEYS[1], unpack(args)) end
-redis.call('PEXPIRE', KEYS[1], 30000)
-return {grant, cur, wait, (cur + slots) * slot_ms - now})lua";
-
-#undef VIN_FLEET_NOW
 
 // Retries a replica keeps in stock: enough for a burst of failures between
 // two answers of Redis, few enough not to hold the fleet's budget idle.
