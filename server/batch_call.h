@@ -89,7 +89,12 @@ class BatchCall final
   // (uninstrumented) core; this release/acquire pair shows TSan that order.
   std::atomic<bool> constructed_{false};
   void Arrived() const { (void)constructed_.load(std::memory_order_acquire); }
-  absl::Mutex mu_;  // protects everything below
+  // Protects everything below. Lock order: may be held while taking the
+  // engine's loop::EventLoop lock (Engine::Cancel posts under it); never
+  // held across Engine::Submit, whose cache hit calls this call's listener
+  // (which takes mu_) before it returns. The engine holds no lock while it
+  // calls a listener.
+  absl::Mutex mu_;
   grpc::ByteBuffer request_;  // the read buffer; one read at a time
   uint64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;

@@ -207,7 +207,8 @@ class Engine : private AttemptRunner::Flights {
          std::unique_ptr<vpic::UpstreamClient> transport, LoopMode mode);
 
   // Posts to the loop for as long as the engine lives: what other threads
-  // (Redis's) hold instead of the engine itself.
+  // (Redis's) hold instead of the engine itself. Lock order: its mu_ is
+  // held while taking the loop's (Post), never the other way.
   class LoopHandle {
    public:
     explicit LoopHandle(Engine* engine) : engine_(engine) {}
