@@ -317,9 +317,9 @@ class Engine : private AttemptRunner::Flights {
   // and the vPIC client's sockets and timer (its I/O sources).
   const std::unique_ptr<loop::EventLoop> loop_;
 
-  // Lock order: a caller's lock (server::BatchCall::mu_) may be held while
-  // taking mu_; mu_ is held while taking nothing (it is a leaf, as is the
-  // loop's posted-task lock).
+  // A leaf lock, as is the loop's posted-task lock: held while taking
+  // nothing. (Callers' locks, such as server::BatchCall::mu_, are held
+  // while taking the loop's, through Cancel's Post.)
   mutable absl::Mutex mu_;  // protects the fields below
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   EngineStats stats_ ABSL_GUARDED_BY(mu_);
