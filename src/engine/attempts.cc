@@ -135,7 +135,7 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
   // RETRYING: they will not see that retry.
   const std::vector<WaiterId> leaving =
       MustLeaveBefore(f->waiters, f->state.retry_at);
-  FleetRetrying(f, retrying);
+  fleet_->RetryScheduled(f->key, f->id, retrying);
   if (f->waiters.size() > leaving.size()) {
     if (options_.observer) options_.observer->OnRetryScheduled(key.vin, retrying);
     for (auto& [id, w] : f->waiters) {

@@ -66,7 +66,6 @@ Engine::Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
                        : std::make_unique<metrics::ServiceMetrics>()),
       metrics_(options_.metrics != nullptr ? options_.metrics
                                            : own_metrics_.get()),
-      handle_(std::make_shared<LoopHandle>(this)),
       loop_(std::move(loop)),
       mode_(mode),
       scheduler_(loop_->scheduler()),
@@ -74,30 +73,36 @@ Engine::Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
       cache_(options_.cache_capacity, options_.cache_ttl, options_.encoder),
       answerer_({clock_, &cache_, metrics_, options_.snapshots,
                  options_.encoder, &scheduler_, &admitted_}),
-      budget_(options_.fleet == nullptr
-                  ? std::make_unique<upstream::LocalBudget>(options_.budget,
-                                                            clock_->Now())
-                  : options_.fleet->MakeBudget(
-                        options_.budget, [clock = clock_] { return clock->Now(); },
-                        [handle = handle_](std::function<void()> task) {
-                          handle->Post(std::move(task));
-                        })),
+      budget_(MakeBudget()),
       attempts_({options_.max_upstream_concurrency, options_.upstream_batch_max,
                  options_.budget.rate_per_minute, options_.retry_after_max},
                 std::move(transport), budget_.get(), clock_, metrics_,
-                options_.observer, this) {
+                options_.observer, this),
+      fleet_(options_.fleet == nullptr
+                 ? LocalFleet()
+                 : SharedFleet({options_.fleet, options_.fleet_lease,
+                                options_.cache_ttl},
+                               this, &scheduler_)) {
   counts_.upstream_rate_per_minute = options_.budget.rate_per_minute;
   attempts_.transport().Attach(loop_.get());
-  if (options_.fleet != nullptr) {
-    options_.fleet->OnEvent([this, handle = handle_](FleetEvent e) {
-      handle->Post([this, e = std::move(e)] { OnFleetEvent(e); });
-    });
-  }
   if (mode_ == LoopMode::kOwnThread) thread_ = std::thread([this] { Run(); });
+}
+
+std::unique_ptr<upstream::UpstreamBudget> Engine::MakeBudget() {
+  if (options_.fleet == nullptr) {
+    return std::make_unique<upstream::LocalBudget>(options_.budget,
+                                                   clock_->Now());
+  }
+  options_.fleet->Attach(loop_.get());
+  return options_.fleet->MakeBudget(options_.budget,
+                                    [clock = clock_] { return clock->Now(); });
 }
 
 Engine::~Engine() {
   Shutdown();
+  // After the shutdown's failures, on the loop: the fleet's pending calls
+  // end there, and it posts nothing afterwards.
+  if (options_.fleet != nullptr) Post([this] { options_.fleet->Detach(); });
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
@@ -108,7 +113,6 @@ Engine::~Engine() {
   } else {
     RunOnce();  // runs the posted shutdown
   }
-  handle_->Detach();  // Redis's threads post nothing more
 }
 
 // ---- Thread-safe entry points ----

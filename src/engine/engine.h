@@ -28,6 +28,7 @@
 #include "engine/attempt_runner.h"
 #include "engine/drain_state.h"
 #include "engine/fleet_backend.h"
+#include "engine/fleet_coordinator.h"
 #include "engine/result_cache.h"
 #include "engine/types.h"
 #include "engine/waiter_deadlines.h"
@@ -124,7 +125,8 @@ enum class LoopMode {
   kManual,     // tests call RunOnce() on their thread
 };
 
-class Engine : private AttemptRunner::Flights {
+class Engine : private AttemptRunner::Flights,
+               private FleetCoordinator::Flights {
  public:
   using WaiterId = coalesce::WaiterId;
 
@@ -175,13 +177,6 @@ class Engine : private AttemptRunner::Flights {
                     absl::Duration timeout) const;
 
  private:
-  // A flight's place in the fleet (fleet mode only; kLocal otherwise).
-  enum class FleetRole {
-    kLocal,     // this replica decodes it alone (no fleet, or Redis failed)
-    kClaiming,  // asking the fleet for its cached result or its lease
-    kOwner,     // this replica holds the lease: it asks vPIC
-    kRemote,    // another replica does: its events are relayed
-  };
   struct FlightState {
     std::vector<vpic::Note> warnings;  // local validation notes
     int attempts = 0;
@@ -193,38 +188,20 @@ class Engine : private AttemptRunner::Flights {
     vpic::UpstreamClient::RequestId request = 0;  // attempt in progress
     absl::optional<Retrying> last_retrying;
     absl::Time started;
-    FleetRole fleet = FleetRole::kLocal;
-    // The waiter that created the flight. In fleet mode its QUEUED waits
-    // for the claim's answer (coalesced or not), with its stagger request.
+    // The waiter that created the flight. While the fleet decides who
+    // decodes it, its QUEUED waits for that answer (coalesced or not), with
+    // its stagger request.
     WaiterId creator = 0;
     bool stagger = false;
-    retry::Scheduler::TimerId fleet_timer = 0;  // renewal, or re-claim
   };
   using Table = coalesce::FlightTable<FlightState, Waiter>;
   using Flight = Table::Flight;
 
   Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
          std::unique_ptr<vpic::UpstreamClient> transport, LoopMode mode);
-
-  // Posts to the loop for as long as the engine lives: what other threads
-  // (Redis's) hold instead of the engine itself. Lock order: its mu_ is
-  // held while taking the loop's (Post), never the other way.
-  class LoopHandle {
-   public:
-    explicit LoopHandle(Engine* engine) : engine_(engine) {}
-    void Post(std::function<void()> task) {
-      absl::MutexLock lock(&mu_);
-      if (engine_ != nullptr) engine_->Post(std::move(task));
-    }
-    void Detach() {
-      absl::MutexLock lock(&mu_);
-      engine_ = nullptr;
-    }
-
-   private:
-    absl::Mutex mu_;
-    Engine* engine_ ABSL_GUARDED_BY(mu_);
-  };
+  // Attaches the fleet (if any) to the loop and makes its budget, else the
+  // local budget.
+  std::unique_ptr<upstream::UpstreamBudget> MakeBudget();
 
   void Post(std::function<void()> task);
   void Run();
@@ -265,25 +242,19 @@ class Engine : private AttemptRunner::Flights {
   // be served in time leave, then staggers or queues it. May erase it.
   void BeginAttempts(Flight* f, WaiterId creator, bool stagger);
 
-  // Fleet mode (fleet.cc):
-  bool FleetActive() const;
-  std::string FleetToken(uint64_t flight_id) const;
-  std::string FleetToken(const Flight& f) const;
-  FleetEvent EventOf(const Flight& f, FleetEvent::Kind kind) const;
-  void ClaimFleetFlight(Flight* f);
-  void OnClaim(const coalesce::FlightKey& key, uint64_t fid,
-               FleetBackend::Claim claim);
-  void OnFleetEvent(const FleetEvent& event);
-  void ScheduleFleetTimer(Flight* f);
-  // Ends a flight with an answer another replica made (a shared-cache hit,
-  // or its owner's DONE).
-  void AnswerFromFleet(Flight* f, std::shared_ptr<const DecodeResult> answer);
-  // The owner tells the fleet how its flight ended, and lets the lease go.
-  void FleetDone(Flight* f, const DecodeResult& result,
-                 const std::shared_ptr<const DecodeResult>& cache_answer);
-  void FleetFailed(Flight* f, const Failure& failure);
-  void FleetAbandoned(Flight* f);
-  void FleetRetrying(Flight* f, const Retrying& retrying);
+  // What the fleet decided (FleetCoordinator::Flights, fleet.cc):
+  void DecodeHere(const coalesce::FlightKey& key, uint64_t fid,
+                  bool first) override;
+  void DecodedElsewhere(const coalesce::FlightKey& key, uint64_t fid) override;
+  void AnswerFromFleet(const coalesce::FlightKey& key, uint64_t fid,
+                       std::shared_ptr<const DecodeResult> answer,
+                       bool hit) override;
+  void RelayRetrying(const coalesce::FlightKey& key, uint64_t fid,
+                     const Retrying& retrying) override;
+  void RelayFailed(const coalesce::FlightKey& key, uint64_t fid,
+                   const Failure& failure) override;
+  void Remember(const coalesce::FlightKey& key,
+                std::shared_ptr<const DecodeResult> answer) override;
 
   // Attempts through the upstream gate (attempts.cc; the requests are
   // AttemptRunner's):
@@ -308,7 +279,6 @@ class Engine : private AttemptRunner::Flights {
   const retry::Clock* const clock_;
   std::unique_ptr<metrics::ServiceMetrics> own_metrics_;  // when none given
   metrics::ServiceMetrics* const metrics_;
-  const std::shared_ptr<LoopHandle> handle_;
   DrainState drain_;
   std::atomic<WaiterId> next_waiter_{1};
   std::atomic<size_t> admitted_{0};
@@ -333,10 +303,14 @@ class Engine : private AttemptRunner::Flights {
   Table table_;
   ResultCache cache_;
   Answerer answerer_;  // after cache_ and scheduler_, which it uses
+  // The fleet's budget (the fleet attached to loop_ first), or the local one.
   std::unique_ptr<upstream::UpstreamBudget> budget_;
   // The gate, the requests and the vPIC client (after loop_: its sockets
   // are the loop's; after budget_, which it uses).
   AttemptRunner attempts_;
+  // Who decodes each flight: the fleet's coordinator (after the fleet is
+  // attached to loop_, by budget_), or the local one.
+  std::unique_ptr<FleetCoordinator> fleet_;
   EngineStats counts_;  // the loop's running totals, published to stats_
 
   std::thread thread_;  // last: starts after everything above exists

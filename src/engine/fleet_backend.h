@@ -3,8 +3,10 @@
 // lease, and the owner's events for the other replicas' waiters). The
 // engine works without one; fleet::RedisFleet is the implementation.
 //
-// Calls never block; callbacks run on the backend's threads (the engine
-// posts them to its loop).
+// The engine attaches it to its loop first; from then on every call is made
+// on the loop's thread and never blocks, and every callback runs there, in a
+// later turn of the loop (never inside the call that gave it). The engine
+// detaches it, on the loop, before the loop goes.
 #ifndef VIN_ENGINE_FLEET_BACKEND_H_
 #define VIN_ENGINE_FLEET_BACKEND_H_
 
@@ -15,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "engine/types.h"
+#include "loop/event_loop.h"
 #include "upstream/upstream_budget.h"
 
 namespace engine {
@@ -60,6 +63,13 @@ class FleetBackend {
 
   virtual ~FleetBackend() = default;
 
+  // Binds the backend to `loop` (not owned): its I/O and timers become the
+  // loop's. Once, before any other call.
+  virtual void Attach(loop::EventLoop* loop) = 0;
+  // Lets go of the loop: what is still waiting fails now, inside the call;
+  // nothing runs on the loop afterwards.
+  virtual void Detach() = 0;
+
   // The shared cache's answer for `key`, else the lease (taken with `token`
   // for `lease`) if it is free or already ours, else that it is taken.
   virtual void ClaimFlight(const std::string& key, const std::string& token,
@@ -80,11 +90,11 @@ class FleetBackend {
   virtual bool up() const = 0;
 
   // The fleet's shared upstream budget (rules 9 and 10 across replicas),
-  // driven by the engine's loop. `now` is the engine's monotonic clock;
-  // `post` runs a task on the loop (from any thread).
+  // on the loop the backend is attached to. `now` is the engine's monotonic
+  // clock.
   virtual std::unique_ptr<upstream::UpstreamBudget> MakeBudget(
-      const upstream::BudgetOptions& options, std::function<absl::Time()> now,
-      std::function<void(std::function<void()>)> post) = 0;
+      const upstream::BudgetOptions& options,
+      std::function<absl::Time()> now) = 0;
 };
 
 }  // namespace engine

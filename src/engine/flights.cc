@@ -66,15 +66,11 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     f->state.prev_delay = options_.retry_base;
     f->state.started = now;
     f->state.creator = id;  // its QUEUED is owed
+    f->state.stagger = stagger;
     WatchDeadline(id, &w, leave_at);
-    if (FleetActive()) {
-      // The fleet's cache, then its lease, decide who decodes; this waiter's
-      // QUEUED says so when the answer comes (fleet.cc).
-      f->state.fleet = FleetRole::kClaiming;
-      f->state.stagger = stagger;
-      ClaimFleetFlight(f);
-      return;
-    }
+    // In a fleet, the fleet's cache, then its lease, decide who decodes;
+    // this waiter's QUEUED says so when the answer comes (fleet.cc).
+    if (fleet_->Start(f->key, f->id)) return;
     answerer_.CountMiss();
     BeginAttempts(f, id, stagger);
     return;
@@ -145,7 +141,7 @@ void Engine::AbandonIfEmpty(Flight* f) {
   if (!f->waiters.empty()) return;
   Summarise(f, false, "abandoned: no caller left", 0);
   StopFlightWork(f);
-  FleetAbandoned(f);
+  fleet_->Abandoned(f->key, f->id);
   table_.Erase(f);
 }
 
@@ -155,8 +151,6 @@ void Engine::StopFlightWork(Flight* f) {
   DetachFromRequest(f);
   attempts_.Remove(f->state.ticket);
   f->state.ticket = 0;
-  scheduler_.Cancel(f->state.fleet_timer);
-  f->state.fleet_timer = 0;
 }
 
 void Engine::Complete(Flight* f, vpic::Decoded decoded) {
@@ -176,7 +170,7 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
       cache_.Insert(f->key, *result, now);
   Summarise(f, true, "done", f->waiters.size());
   StopFlightWork(f);
-  FleetDone(f, *result, cache_answer);
+  fleet_->Done(f->key, f->id, *result, cache_answer);
   auto waiters = table_.Erase(f);
   std::shared_ptr<const DecodeResult> shared = std::move(result);
   for (auto& [id, w] : waiters) answerer_.Done(w, shared);
@@ -185,7 +179,7 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
 void Engine::FailFlight(Flight* f, Failure failure) {
   Summarise(f, false, failure.message, f->waiters.size());
   StopFlightWork(f);
-  FleetFailed(f, failure);
+  fleet_->Failed(f->key, f->id, failure);
   const coalesce::FlightKey key = f->key;
   const std::vector<vpic::Note> warnings = f->state.warnings;
   auto waiters = table_.Erase(f);

@@ -47,13 +47,11 @@ std::string Num(double v) { return absl::StrFormat("%.17g", v); }
 
 RedisBudget::RedisBudget(RedisClient* client, std::string key,
                          const upstream::BudgetOptions& options,
-                         int fleet_size_hint, Now now, Post post,
-                         Now fleet_clock)
+                         int fleet_size_hint, Now now, Now fleet_clock)
     : client_(client),
       key_(std::move(key)),
       options_(options),
       now_(std::move(now)),
-      post_(std::move(post)),
       fleet_clock_(std::move(fleet_clock)),
       alive_(std::make_shared<bool>(true)),
       local_(FallbackOptions(options, fleet_size_hint), now_()),
@@ -67,13 +65,10 @@ RedisBudget::~RedisBudget() { *alive_ = false; }
 RedisClient::Callback RedisBudget::OnLoop(
     std::function<void(RedisClient::Reply)> fn) {
   ++pending_;
-  return [this, alive = alive_, post = post_,
-          fn = std::move(fn)](RedisClient::Reply r) {
-    post([this, alive, fn, r = std::move(r)]() mutable {
-      if (!*alive) return;
-      --pending_;
-      fn(std::move(r));
-    });
+  return [this, alive = alive_, fn = std::move(fn)](RedisClient::Reply r) {
+    if (!*alive) return;
+    --pending_;
+    fn(std::move(r));
   };
 }
 

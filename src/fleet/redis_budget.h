@@ -7,7 +7,7 @@
 //
 // The engine asks its budget synchronously on its loop; Redis answers
 // later. So a replica asks Redis for a token when a flight is ready and has
-// none, and the flight goes when the answer comes (posted to the loop). One
+// none, and the flight goes when the answer comes (on the loop). One
 // request to Redis is in flight at a time; a refusal says when the next
 // token (or the end of a pause) comes, and the replica asks again then.
 // While the rate is below the configured one after a cut, a success tells
@@ -53,16 +53,15 @@ namespace fleet {
 
 class RedisBudget final : public upstream::UpstreamBudget {
  public:
-  // Runs a task on the engine's loop (from any thread).
-  using Post = std::function<void(std::function<void()>)>;
   // Times of the engine's monotonic clock.
   using Now = std::function<absl::Time()>;
 
+  // `client` is attached to the engine's loop; its answers run there.
   // `fleet_clock`: the time the scripts go by, the same for every replica;
   // null (the default) is Redis's own clock (TIME). Tests pass a fake one.
   RedisBudget(RedisClient* client, std::string key,
               const upstream::BudgetOptions& options, int fleet_size_hint,
-              Now now, Post post, Now fleet_clock = nullptr);
+              Now now, Now fleet_clock = nullptr);
   ~RedisBudget() override;
 
   bool TryAcquire(absl::Time now) override;
@@ -76,7 +75,7 @@ class RedisBudget final : public upstream::UpstreamBudget {
 
   // Whether the shared bucket is in use (Redis answered the last ask).
   bool shared() const { return shared_ && client_->up(); }
-  // Commands sent to Redis whose answers have not run on the loop yet.
+  // Commands sent to Redis whose answers have not come yet.
   int pending() const { return pending_; }
 
  private:
@@ -89,8 +88,7 @@ class RedisBudget final : public upstream::UpstreamBudget {
   void Ask(bool take);
   // `take`: the ask was for a token (else only for the successes).
   void OnAnswer(const RedisClient::Reply& reply, bool take);
-  // A reply callback that runs `fn` on the engine's loop, unless the budget
-  // is gone by then.
+  // A reply callback that runs `fn`, unless the budget is gone by then.
   RedisClient::Callback OnLoop(std::function<void(RedisClient::Reply)> fn);
   // The fleet clock's time for a script ("" for Redis's own).
   std::string FleetNow() const;
@@ -104,7 +102,6 @@ class RedisBudget final : public upstream::UpstreamBudget {
   const std::string key_;
   const upstream::BudgetOptions options_;
   const Now now_;
-  const Post post_;
   const Now fleet_clock_;
   // Set to false when the budget is destroyed, for answers still on their
   // way.

@@ -1,12 +1,11 @@
 #include "fleet/redis_client.h"
 
+#include <hiredis/async.h>
 #include <hiredis/hiredis.h>
-#include <poll.h>
-#include <sys/time.h>
 
+#include <algorithm>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -15,8 +14,24 @@
 namespace fleet {
 namespace {
 
+constexpr absl::Duration kFirstBackoff = absl::Milliseconds(100);
+constexpr absl::Duration kMaxBackoff = absl::Seconds(1);
 
-RedisValue Convert(const redisReply* r) {
+// A reply as our value, or the error it is.
+RedisClient::Reply FromReply(const redisReply* r, const std::string& lost) {
+  if (r == nullptr) {
+    return absl::UnavailableError(
+        absl::StrCat("redis: ", lost.empty() ? "connection lost" : lost));
+  }
+  if (r->type == REDIS_REPLY_ERROR) {
+    return absl::InternalError(absl::StrCat("redis: ", std::string(r->str, r->len)));
+  }
+  return ValueOf(r);
+}
+
+}  // namespace
+
+RedisValue ValueOf(const redisReply* r) {
   RedisValue v;
   switch (r->type) {
     case REDIS_REPLY_STRING:
@@ -24,6 +39,7 @@ RedisValue Convert(const redisReply* r) {
       v.str.assign(r->str, r->len);
       break;
     case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR:
       v.type = RedisValue::Type::kStatus;
       v.str.assign(r->str, r->len);
       break;
@@ -33,8 +49,9 @@ RedisValue Convert(const redisReply* r) {
       break;
     case REDIS_REPLY_ARRAY:
       v.type = RedisValue::Type::kArray;
+      v.elements.reserve(r->elements);
       for (size_t i = 0; i < r->elements; ++i) {
-        v.elements.push_back(Convert(r->element[i]));
+        v.elements.push_back(ValueOf(r->element[i]));
       }
       break;
     default:
@@ -42,20 +59,6 @@ RedisValue Convert(const redisReply* r) {
   }
   return v;
 }
-
-// A reply as our value, or the error it is.
-RedisClient::Reply FromReply(redisContext* c, redisReply* r) {
-  if (r == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("redis: ", c->errstr[0] ? c->errstr : "no reply"));
-  }
-  if (r->type == REDIS_REPLY_ERROR) {
-    return absl::InternalError(absl::StrCat("redis: ", std::string(r->str, r->len)));
-  }
-  return Convert(r);
-}
-
-}  // namespace
 
 absl::StatusOr<RedisAddress> ParseRedisUrl(const std::string& url) {
   absl::string_view rest = url;
@@ -88,198 +91,328 @@ RedisClient::RedisClient(RedisAddress address, absl::Duration timeout,
                          StateHandler on_state)
     : address_(std::move(address)),
       timeout_(timeout),
-      on_state_(std::move(on_state)),
-      commands_([this] { RunCommands(); }),
-      subscriber_([this] { RunSubscriber(); }) {}
+      on_state_(std::move(on_state)) {}
 
-RedisClient::~RedisClient() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  commands_.join();
-  subscriber_.join();
+RedisClient::~RedisClient() { Detach(); }
+
+void RedisClient::Attach(loop::EventLoop* loop) {
+  loop_ = loop;
+  Connect(&commands_, /*subscriber=*/false);
+  if (!channel_.empty()) Connect(&subscriber_, /*subscriber=*/true);
+  Tick();
 }
 
-void RedisClient::Command(std::vector<std::string> argv, Callback done) {
-  absl::MutexLock lock(&mu_);
-  queue_.push_back({std::move(argv), std::move(done), absl::Now()});
+void RedisClient::Detach() {
+  if (loop_ == nullptr) return;
+  loop_->AssertOnLoopThread();
+  Drop(&commands_, "the client was closed");
+  Drop(&subscriber_, "the client was closed");
+  if (timer_ != 0) loop_->io_timers().Cancel(timer_);
+  timer_ = 0;
+  loop_ = nullptr;
+  up_.store(false);
 }
 
 void RedisClient::Subscribe(std::string channel, MessageHandler on_message) {
-  absl::MutexLock lock(&mu_);
   channel_ = std::move(channel);
   on_message_ = std::move(on_message);
+  if (loop_ != nullptr && subscriber_.connection == nullptr) {
+    Connect(&subscriber_, /*subscriber=*/true);
+    Tick();
+  }
 }
 
-redisContext* RedisClient::Connect() const {
-  redisContext* c = redisConnectWithTimeout(address_.host.c_str(),
-                                            address_.port, absl::ToTimeval(timeout_));
-  if (c == nullptr) return nullptr;
-  if (c->err != 0) {
-    redisFree(c);
-    return nullptr;
+void RedisClient::FailLater(Callback done, absl::Status error) {
+  errors_.fetch_add(1);
+  if (loop_ == nullptr) {
+    done(std::move(error));  // no loop to defer to: the caller is told now
+    return;
   }
-  redisSetTimeout(c, absl::ToTimeval(timeout_));
-  redisEnableKeepAlive(c);
+  loop_->Post([done = std::move(done), error = std::move(error)]() mutable {
+    done(std::move(error));
+  });
+}
+
+void RedisClient::Command(std::vector<std::string> argv, Callback done) {
+  Connection* c = commands_.connection.get();
+  if (loop_ == nullptr || c == nullptr) {
+    FailLater(std::move(done), absl::UnavailableError("redis is unreachable"));
+    return;
+  }
+  loop_->AssertOnLoopThread();
+  Pending pending{std::move(done), loop_->clock()->Now()};
+  if (!c->ready) {  // waits for the connection (Tick drops a late one)
+    c->unsent.push_back({std::move(argv), std::move(pending)});
+    return;
+  }
+  Send(c, argv, std::move(pending));
+}
+
+void RedisClient::Send(Connection* c, const std::vector<std::string>& argv,
+                       Pending pending) {
+  std::vector<const char*> args;
+  std::vector<size_t> lens;
+  args.reserve(argv.size());
+  lens.reserve(argv.size());
+  for (const std::string& a : argv) {
+    args.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  if (redisAsyncCommandArgv(c->context, &RedisClient::OnReply, c,
+                            static_cast<int>(args.size()), args.data(),
+                            lens.data()) != REDIS_OK) {
+    FailLater(std::move(pending.done),
+              absl::UnavailableError("redis: connection lost"));
+    return;
+  }
+  commands_sent_.fetch_add(1);
+  c->waiting.push_back(std::move(pending));
+  if (c->waiting.size() == 1) WakeAt(c->waiting.front().queued + timeout_);
+}
+
+// ---- Connections ----
+
+void RedisClient::Connect(Slot* slot, bool subscriber) {
+  auto c = std::make_shared<Connection>();
+  c->client = this;
+  c->self = c;
+  c->subscriber = subscriber;
+  c->started = loop_->clock()->Now();
+  redisAsyncContext* ac =
+      redisAsyncConnect(address_.host.c_str(), address_.port);
+  if (ac == nullptr || ac->err != 0) {
+    if (ac != nullptr) redisAsyncFree(ac);
+    slot->reconnect_at = c->started + slot->backoff;
+    slot->backoff = std::min(slot->backoff * 2, kMaxBackoff);
+    if (!subscriber) NoteUp(false);
+    return;
+  }
+  c->context = ac;
+  c->fd = ac->c.fd;
+  redisEnableKeepAlive(&ac->c);
+  ac->data = c.get();
+  ac->ev.data = c.get();
+  ac->ev.addRead = [](void* p) {
+    auto* c = static_cast<Connection*>(p);
+    if (!c->reading) { c->reading = true; c->client->Rewatch(c); }
+  };
+  ac->ev.delRead = [](void* p) {
+    auto* c = static_cast<Connection*>(p);
+    if (c->reading) { c->reading = false; c->client->Rewatch(c); }
+  };
+  ac->ev.addWrite = [](void* p) {
+    auto* c = static_cast<Connection*>(p);
+    if (!c->writing) { c->writing = true; c->client->Rewatch(c); }
+  };
+  ac->ev.delWrite = [](void* p) {
+    auto* c = static_cast<Connection*>(p);
+    if (c->writing) { c->writing = false; c->client->Rewatch(c); }
+  };
+  ac->ev.cleanup = [](void* p) {
+    auto* c = static_cast<Connection*>(p);
+    c->reading = c->writing = false;
+    c->client->Rewatch(c);
+    c->gone = true;
+  };
+  redisAsyncSetConnectCallback(ac, &RedisClient::OnConnect);
+  redisAsyncSetDisconnectCallback(ac, &RedisClient::OnDisconnect);
+  slot->connection = c;
+  // Writable means connected (or failed): hiredis tells which.
+  c->reading = c->writing = true;
+  Rewatch(c.get());
   if (address_.db != 0) {
-    auto* r = static_cast<redisReply*>(
-        redisCommand(c, "SELECT %d", address_.db));
-    const bool ok = r != nullptr && r->type != REDIS_REPLY_ERROR;
-    if (r != nullptr) freeReplyObject(r);
-    if (!ok) {
-      redisFree(c);
-      return nullptr;
-    }
+    redisAsyncCommand(ac, &RedisClient::OnSelected, c.get(), "SELECT %d",
+                      address_.db);
   }
-  return c;
+  if (subscriber) {
+    redisAsyncCommand(ac, &RedisClient::OnMessage, c.get(), "SUBSCRIBE %b",
+                      channel_.data(), channel_.size());
+  }
+}
+
+void RedisClient::Rewatch(Connection* c) {
+  if (loop_ == nullptr || c->gone) return;
+  const uint32_t events = (c->reading ? loop::EventLoop::kReadable : 0) |
+                          (c->writing ? loop::EventLoop::kWritable : 0);
+  if (events == 0) {
+    loop_->Unwatch(c->fd);
+    return;
+  }
+  std::weak_ptr<Connection> weak = c->self;
+  // Watch fails only for a descriptor epoll refuses; hiredis then sees the
+  // error on its next read, or the deadline drops the connection.
+  (void)loop_->Watch(c->fd, events, [weak](uint32_t ready) {
+    std::shared_ptr<Connection> c = weak.lock();
+    if (c == nullptr || c->gone) return;
+    if (ready & (loop::EventLoop::kReadable | loop::EventLoop::kError)) {
+      redisAsyncHandleRead(c->context);
+    }
+    if (!c->gone && (ready & loop::EventLoop::kWritable)) {
+      redisAsyncHandleWrite(c->context);
+    }
+  });
+}
+
+RedisClient::Slot* RedisClient::SlotOf(const Connection* c) {
+  return c->subscriber ? &subscriber_ : &commands_;
+}
+
+void RedisClient::OnConnected(Connection* c) {
+  c->connected = true;
+  SlotOf(c)->backoff = kFirstBackoff;
+  if (address_.db == 0) OnReady(c);
+}
+
+void RedisClient::OnReady(Connection* c) {
+  c->ready = true;
+  if (c->subscriber) return;
+  NoteUp(true);
+  std::deque<Unsent> unsent;
+  unsent.swap(c->unsent);
+  for (Unsent& u : unsent) Send(c, u.argv, std::move(u.pending));
+}
+
+void RedisClient::Lost(Connection* c) {
+  Slot* slot = SlotOf(c);
+  if (slot->connection.get() != c) return;
+  std::deque<Unsent> unsent;
+  unsent.swap(c->unsent);
+  for (Unsent& u : unsent) {
+    errors_.fetch_add(1);
+    u.pending.done(absl::UnavailableError(absl::StrCat(
+        "redis: ", c->lost_because.empty() ? "unreachable" : c->lost_because)));
+  }
+  if (loop_ == nullptr) {
+    graveyard_.push_back(std::move(slot->connection));
+    return;
+  }
+  // Kept alive until this turn's hiredis calls are over.
+  loop_->Post([dead = std::move(slot->connection)] {});
+  const absl::Time now = loop_->clock()->Now();
+  if (c->connected) {
+    slot->reconnect_at = now;  // at once, the first time
+  } else {
+    slot->reconnect_at = now + slot->backoff;
+    slot->backoff = std::min(slot->backoff * 2, kMaxBackoff);
+  }
+  if (!c->subscriber) NoteUp(false);
+  errors_.fetch_add(1);
+  WakeAt(slot->reconnect_at);
+}
+
+void RedisClient::Drop(Slot* slot, const std::string& why) {
+  std::shared_ptr<Connection> c = slot->connection;
+  if (c == nullptr) return;
+  c->lost_because = why;
+  // Runs the waiting commands' callbacks (with no reply), then Lost().
+  redisAsyncFree(c->context);
+  if (slot->connection == c) Lost(c.get());  // never connected: no callback
 }
 
 void RedisClient::NoteUp(bool up) {
   up_.store(up);
-  bool changed = false;
-  {
-    absl::MutexLock lock(&mu_);
-    changed = !state_known_ || reported_up_ != up;
-    state_known_ = true;
-    reported_up_ = up;
-  }
+  const bool changed = !state_known_ || reported_up_ != up;
+  state_known_ = true;
+  reported_up_ = up;
   if (changed && on_state_) on_state_(up);
 }
 
-void RedisClient::RunCommands() {
-  redisContext* c = nullptr;
-  absl::Time next_connect = absl::InfinitePast();
-  absl::Duration backoff = absl::Milliseconds(100);
-  for (;;) {
-    std::deque<Pending> batch;
-    {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stop_ || !queue_.empty();
-      };
-      mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Milliseconds(200));
-      if (stop_) break;
-      batch.swap(queue_);
-    }
-    const absl::Time now = absl::Now();
-    if (c == nullptr && now >= next_connect) {
-      c = Connect();
-      if (c == nullptr) {
-        next_connect = now + backoff;
-        backoff = std::min(backoff * 2, absl::Seconds(1));
-      } else {
-        backoff = absl::Milliseconds(100);
-      }
-      NoteUp(c != nullptr);
-    }
-    // Commands that waited too long, or that find Redis down, fail at once:
-    // their callers go on without Redis.
-    std::vector<Pending> sent;
-    for (Pending& p : batch) {
-      if (c == nullptr || now - p.queued > timeout_) {
-        errors_.fetch_add(1);
-        p.done(absl::UnavailableError(c == nullptr ? "redis is unreachable"
-                                                   : "redis command timed out"));
-        continue;
-      }
-      std::vector<const char*> args;
-      std::vector<size_t> lens;
-      for (const std::string& a : p.argv) {
-        args.push_back(a.data());
-        lens.push_back(a.size());
-      }
-      redisAppendCommandArgv(c, static_cast<int>(args.size()), args.data(),
-                             lens.data());
-      sent.push_back(std::move(p));
-    }
-    commands_sent_.fetch_add(sent.size());
-    bool broken = false;
-    for (Pending& p : sent) {
-      void* raw = nullptr;
-      if (!broken && redisGetReply(c, &raw) != REDIS_OK) broken = true;
-      auto* r = static_cast<redisReply*>(raw);
-      Reply reply = broken ? Reply(absl::UnavailableError(absl::StrCat(
-                                 "redis: ", c->errstr[0] ? c->errstr : "connection lost")))
-                           : FromReply(c, r);
-      if (r != nullptr) freeReplyObject(r);
-      if (!reply.ok()) errors_.fetch_add(1);
-      p.done(std::move(reply));
-    }
-    if (broken) {
-      redisFree(c);
-      c = nullptr;
-      next_connect = absl::Now();
-      NoteUp(false);
-    }
-  }
-  if (c != nullptr) redisFree(c);
+void RedisClient::WakeAt(absl::Time at) {
+  if (loop_ == nullptr) return;
+  if (timer_ != 0 && timer_at_ <= at) return;  // it looks again then
+  if (timer_ != 0) loop_->io_timers().Cancel(timer_);
+  timer_at_ = at;
+  timer_ = loop_->io_timers().ScheduleAt(at, [this] {
+    timer_ = 0;
+    timer_at_ = absl::InfiniteFuture();
+    Tick();
+  });
 }
 
-void RedisClient::RunSubscriber() {
-  redisContext* c = nullptr;
-  // The subscription, read again only when (re)connecting, not per message.
-  std::string channel;
-  MessageHandler on_message;
-  for (;;) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (stop_) break;
-      if (c == nullptr) {
-        channel = channel_;
-        on_message = on_message_;
-      }
-    }
-    if (channel.empty()) {
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Milliseconds(100));
-      continue;
-    }
-    if (c == nullptr) {
-      c = Connect();
-      if (c == nullptr) {
-        absl::MutexLock lock(&mu_);
-        mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Milliseconds(200));
+void RedisClient::Tick() {
+  if (loop_ == nullptr) return;
+  const absl::Time now = loop_->clock()->Now();
+  absl::Time next = absl::InfiniteFuture();
+  for (Slot* slot : {&commands_, &subscriber_}) {
+    const bool wanted = slot == &commands_ || !channel_.empty();
+    if (slot->connection == nullptr) {
+      if (!wanted) continue;
+      if (now >= slot->reconnect_at) Connect(slot, slot == &subscriber_);
+      if (slot->connection == nullptr) {
+        next = std::min(next, slot->reconnect_at);
         continue;
       }
-      auto* r = static_cast<redisReply*>(
-          redisCommand(c, "SUBSCRIBE %b", channel.data(), channel.size()));
-      if (r == nullptr) {
-        redisFree(c);
-        c = nullptr;
-        continue;
-      }
-      freeReplyObject(r);
     }
-    // Replies already read are taken first; then the socket is polled for
-    // at most 200 ms, so that a stop is noticed, and read only when ready.
-    void* raw = nullptr;
-    if (redisGetReplyFromReader(c, &raw) != REDIS_OK) {
-      redisFree(c);
-      c = nullptr;
-      errors_.fetch_add(1);
-      continue;
+    Connection* c = slot->connection.get();
+    // A connection that takes too long to open, or a command that waits
+    // too long for its reply, means Redis is unreachable or stuck.
+    const absl::Time due =
+        !c->ready            ? c->started + timeout_
+        : !c->waiting.empty() ? c->waiting.front().queued + timeout_
+                              : absl::InfiniteFuture();
+    if (now >= due) {
+      Drop(slot, c->ready ? "redis command timed out"
+                          : "redis did not accept the connection in time");
+      next = std::min(next, slot->reconnect_at);
+    } else {
+      next = std::min(next, due);
     }
-    if (raw == nullptr) {
-      pollfd p{c->fd, POLLIN, 0};
-      const int ready = poll(&p, 1, 200);
-      if (ready > 0 && redisBufferRead(c) != REDIS_OK) {
-        redisFree(c);  // the connection broke: reconnect and subscribe again
-        c = nullptr;
-        errors_.fetch_add(1);
-      }
-      continue;
-    }
-    auto* r = static_cast<redisReply*>(raw);
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
-        r->element[0]->type == REDIS_REPLY_STRING &&
-        std::string(r->element[0]->str, r->element[0]->len) == "message") {
-      on_message(std::string(r->element[1]->str, r->element[1]->len),
-                 std::string(r->element[2]->str, r->element[2]->len));
-    }
-    freeReplyObject(r);
   }
-  if (c != nullptr) redisFree(c);
+  if (next != absl::InfiniteFuture()) WakeAt(next);
+}
+
+// ---- hiredis callbacks (on the loop, inside redisAsyncHandle*/Free) ----
+
+void RedisClient::OnReply(redisAsyncContext*, void* reply, void* privdata) {
+  auto* c = static_cast<Connection*>(privdata);
+  if (c->waiting.empty()) return;
+  Pending p = std::move(c->waiting.front());
+  c->waiting.pop_front();
+  Reply r = FromReply(static_cast<redisReply*>(reply), c->lost_because);
+  if (!r.ok()) c->client->errors_.fetch_add(1);
+  if (!c->waiting.empty() && !c->gone && reply != nullptr) {
+    c->client->WakeAt(c->waiting.front().queued + c->client->timeout_);
+  }
+  p.done(std::move(r));
+}
+
+void RedisClient::OnSelected(redisAsyncContext* ac, void* reply,
+                             void* privdata) {
+  auto* c = static_cast<Connection*>(privdata);
+  const auto* r = static_cast<redisReply*>(reply);
+  if (r == nullptr) return;  // going already
+  if (r->type == REDIS_REPLY_ERROR) {
+    c->lost_because = absl::StrCat("SELECT failed: ", std::string(r->str, r->len));
+    redisAsyncFree(ac);  // after this callback
+    return;
+  }
+  c->client->OnReady(c);
+}
+
+void RedisClient::OnMessage(redisAsyncContext*, void* reply, void* privdata) {
+  auto* c = static_cast<Connection*>(privdata);
+  const auto* r = static_cast<redisReply*>(reply);
+  if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+      r->element[0]->type != REDIS_REPLY_STRING ||
+      absl::string_view(r->element[0]->str, r->element[0]->len) != "message") {
+    return;  // the subscription's confirmation, or the connection going
+  }
+  c->client->on_message_(std::string(r->element[1]->str, r->element[1]->len),
+                         std::string(r->element[2]->str, r->element[2]->len));
+}
+
+void RedisClient::OnConnect(const redisAsyncContext* ac, int status) {
+  auto* c = static_cast<Connection*>(ac->data);
+  if (status == REDIS_OK) {
+    c->client->OnConnected(c);
+  } else {
+    c->client->Lost(c);  // hiredis frees the context next
+  }
+}
+
+void RedisClient::OnDisconnect(const redisAsyncContext* ac, int) {
+  auto* c = static_cast<Connection*>(ac->data);
+  c->client->Lost(c);
 }
 
 }  // namespace fleet

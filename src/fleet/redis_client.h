@@ -1,12 +1,18 @@
-// A small Redis client over hiredis for fleet mode: commands are queued from
-// any thread and sent, pipelined, by a thread of the client's own over one
-// connection; a second connection on another thread holds a subscription.
-// No caller ever waits on Redis: a command's callback runs on the client's
-// thread, with an error when Redis is down, when the command waited longer
-// than the timeout, or when it failed. Reconnects on its own, and says when
-// Redis goes down or comes back (once per change).
+// A small Redis client for fleet mode, over hiredis's async API and driven
+// by the engine's event loop (docs/DESIGN.md "Threads"): its two
+// connections, one for commands (pipelined) and one holding a subscription,
+// are I/O sources of the loop, and its timers are the loop's. No thread of
+// its own, and no caller ever waits on Redis: a command's callback runs on
+// the loop, in a later turn (never inside Command()), with an error when
+// Redis is down, when the command waited longer than the timeout (the
+// connection is then dropped and made again), or when it failed. Reconnects
+// on its own, backing off from 100 ms to 1 s, and says when Redis goes down
+// or comes back (once per change).
 //
-// Thread-safe.
+// Thread contract: constructed on any thread; Attach() once; from then on,
+// every call on the loop's thread, except up(), errors() and commands(),
+// which any thread may read. Detach() (or the destructor) on the loop's
+// thread, while the loop still exists.
 #ifndef VIN_FLEET_REDIS_CLIENT_H_
 #define VIN_FLEET_REDIS_CLIENT_H_
 
@@ -15,15 +21,14 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "loop/event_loop.h"
 
-struct redisContext;
+struct redisAsyncContext;
+struct redisReply;
 
 namespace fleet {
 
@@ -35,6 +40,10 @@ struct RedisValue {
   long long integer = 0;  // kInteger
   std::vector<RedisValue> elements;  // kArray
 };
+
+// hiredis's reply as a RedisValue (an error reply is a kStatus here; the
+// client turns it into an error status).
+RedisValue ValueOf(const redisReply* reply);
 
 struct RedisAddress {
   std::string host = "127.0.0.1";
@@ -49,9 +58,9 @@ class RedisClient {
  public:
   using Reply = absl::StatusOr<RedisValue>;
   using Callback = std::function<void(Reply)>;
-  // (channel, message) of a subscription; runs on the subscriber's thread.
+  // (channel, message) of a subscription; runs on the loop.
   using MessageHandler = std::function<void(std::string, std::string)>;
-  // Redis went down (false) or came back (true).
+  // Redis went down (false) or came back (true); runs on the loop.
   using StateHandler = std::function<void(bool up)>;
 
   RedisClient(RedisAddress address, absl::Duration timeout,
@@ -61,11 +70,19 @@ class RedisClient {
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;
 
-  // Queues a command; `done` gets its reply (a Redis error reply is an
-  // error status too).
+  // Binds the client to `loop` (not owned) and starts connecting.
+  void Attach(loop::EventLoop* loop);
+  // Closes both connections and forgets the loop: the commands still
+  // waiting fail now (their callbacks run inside Detach), and nothing runs
+  // on the loop afterwards. Not from inside one of this client's callbacks.
+  void Detach();
+  bool attached() const { return loop_ != nullptr; }
+
+  // Sends a command; `done` gets its reply (a Redis error reply is an error
+  // status too). Before Attach, or after Detach, it fails as unreachable.
   void Command(std::vector<std::string> argv, Callback done);
-  // Subscribes to `channel` (once, before or after the connection is up; it
-  // is renewed on every reconnect).
+  // Subscribes to `channel` (once, before or after Attach; renewed on every
+  // reconnect).
   void Subscribe(std::string channel, MessageHandler on_message);
 
   bool up() const { return up_.load(); }
@@ -75,14 +92,62 @@ class RedisClient {
 
  private:
   struct Pending {
-    std::vector<std::string> argv;
     Callback done;
     absl::Time queued;
   };
-  void RunCommands();
-  void RunSubscriber();
-  redisContext* Connect() const;
+  struct Unsent {
+    std::vector<std::string> argv;
+    Pending pending;
+  };
+  // One hiredis context, its watch on the loop, and its commands in the
+  // order Redis answers them.
+  struct Connection {
+    RedisClient* client = nullptr;
+    std::weak_ptr<Connection> self;  // for the loop's handler
+    bool subscriber = false;
+    redisAsyncContext* context = nullptr;
+    int fd = -1;
+    bool reading = false;
+    bool writing = false;
+    bool connected = false;
+    bool ready = false;  // connected, and the database selected
+    bool gone = false;   // hiredis freed the context
+    absl::Time started;
+    std::deque<Unsent> unsent;    // commands queued until it is ready
+    std::deque<Pending> waiting;  // commands sent, in the order of replies
+    std::string lost_because;     // what the commands still waiting are told
+  };
+  // A connection slot: the live connection, or when to make it again.
+  struct Slot {
+    std::shared_ptr<Connection> connection;
+    absl::Time reconnect_at = absl::InfinitePast();
+    absl::Duration backoff = absl::Milliseconds(100);
+  };
+
+  void Connect(Slot* slot, bool subscriber);
+  // The connection is over (hiredis freed it, or it failed to connect).
+  void Lost(Connection* c);
+  // Frees a live connection, failing what waits on it with `why`.
+  void Drop(Slot* slot, const std::string& why);
+  Slot* SlotOf(const Connection* c);
+  void Rewatch(Connection* c);
+  void OnConnected(Connection* c);
+  void OnReady(Connection* c);
+  void Send(Connection* c, const std::vector<std::string>& argv,
+            Pending pending);
   void NoteUp(bool up);
+  // Reconnects what is due and drops what is late; then sleeps until the
+  // next of those times.
+  void Tick();
+  void WakeAt(absl::Time at);
+  // Runs `done` with `error` in a later turn of the loop.
+  void FailLater(Callback done, absl::Status error);
+
+  static void OnReply(redisAsyncContext* ac, void* reply, void* privdata);
+  static void OnSelected(redisAsyncContext* ac, void* reply, void* privdata);
+  static void OnMessage(redisAsyncContext* ac, void* reply, void* privdata);
+  static void OnConnect(const redisAsyncContext* ac, int status);
+  static void OnDisconnect(const redisAsyncContext* ac, int status);
 
   const RedisAddress address_;
   const absl::Duration timeout_;
@@ -91,16 +156,19 @@ class RedisClient {
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> commands_sent_{0};
 
-  absl::Mutex mu_;
-  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  bool state_known_ ABSL_GUARDED_BY(mu_) = false;
-  bool reported_up_ ABSL_GUARDED_BY(mu_) = false;
-  std::string channel_ ABSL_GUARDED_BY(mu_);
-  MessageHandler on_message_ ABSL_GUARDED_BY(mu_);
-
-  std::thread commands_;
-  std::thread subscriber_;
+  // The loop's thread only, from Attach on.
+  loop::EventLoop* loop_ = nullptr;
+  Slot commands_;
+  Slot subscriber_;
+  // Connections lost while detached, until the destructor (hiredis may
+  // still call their hooks).
+  std::vector<std::shared_ptr<Connection>> graveyard_;
+  std::string channel_;
+  MessageHandler on_message_;
+  bool state_known_ = false;
+  bool reported_up_ = false;
+  retry::Scheduler::TimerId timer_ = 0;
+  absl::Time timer_at_ = absl::InfiniteFuture();
 };
 
 }  // namespace fleet

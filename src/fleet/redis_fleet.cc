@@ -122,16 +122,11 @@ void RedisFleet::OnEvent(std::function<void(FleetEvent)> handler) {
                     });
 }
 
-}  // namespace fleet
-
-namespace fleet {
-
 std::unique_ptr<upstream::UpstreamBudget> RedisFleet::MakeBudget(
-    const upstream::BudgetOptions& options, std::function<absl::Time()> now,
-    std::function<void(std::function<void()>)> post) {
+    const upstream::BudgetOptions& options, std::function<absl::Time()> now) {
   return std::make_unique<RedisBudget>(&client_, absl::StrCat(prefix_, "budget"),
                                        options, fleet_size_hint_,
-                                       std::move(now), std::move(post));
+                                       std::move(now));
 }
 
 }  // namespace fleet

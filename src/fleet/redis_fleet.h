@@ -6,17 +6,17 @@
 // every replica reads and filters; an event that does not parse is
 // rejected: counted, and told to the OnRejectedEvent handler.
 //
-// When Redis is down or slow, every call answers at once that it is
-// unavailable (the engine then goes on alone); it comes back by itself.
-// Thread-safe.
+// When Redis is down or slow, every call answers (in the loop's next turn)
+// that it is unavailable (the engine then goes on alone); it comes back by
+// itself. On the engine's loop, as engine::FleetBackend says; up(),
+// errors(), commands() and events_rejected() may be read from any thread.
 #ifndef VIN_FLEET_REDIS_FLEET_H_
 #define VIN_FLEET_REDIS_FLEET_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <atomic>
 
 #include "absl/status/status.h"
 #include "engine/fleet_backend.h"
@@ -33,6 +33,8 @@ class RedisFleet final : public engine::FleetBackend {
   RedisFleet(RedisAddress address, std::string prefix, absl::Duration timeout,
              int fleet_size_hint, std::function<void(bool up)> on_state);
 
+  void Attach(loop::EventLoop* loop) override { client_.Attach(loop); }
+  void Detach() override { client_.Detach(); }
   void ClaimFlight(const std::string& key, const std::string& token,
                    absl::Duration lease,
                    std::function<void(Claim)> done) override;
@@ -46,11 +48,11 @@ class RedisFleet final : public engine::FleetBackend {
   const std::string& replica() const override { return replica_; }
   bool up() const override { return client_.up(); }
   std::unique_ptr<upstream::UpstreamBudget> MakeBudget(
-      const upstream::BudgetOptions& options, std::function<absl::Time()> now,
-      std::function<void(std::function<void()>)> post) override;
+      const upstream::BudgetOptions& options,
+      std::function<absl::Time()> now) override;
 
-  // Where events that do not parse are told (with why), on the
-  // subscriber's thread; set before OnEvent.
+  // Where events that do not parse are told (with why), on the loop; set
+  // before OnEvent.
   void OnRejectedEvent(std::function<void(const absl::Status&)> handler) {
     on_rejected_ = std::move(handler);
   }

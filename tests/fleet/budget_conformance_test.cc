@@ -10,11 +10,8 @@
 // while an ask went to Redis is asked again once the answer has run, as
 // the engine does when the answer wakes it; a refused TryRetry is final,
 // as it is in the engine.
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <ostream>
 #include <string>
 #include <tuple>
@@ -25,6 +22,7 @@
 #include "fleet/redis_budget.h"
 #include "fleet/redis_client.h"
 #include "gtest/gtest.h"
+#include "loop/event_loop.h"
 #include "testing/redis_server.h"
 #include "upstream/local_budget.h"
 
@@ -268,59 +266,48 @@ class LocalSubject final : public Subject {
 
 class RedisSubject final : public Subject {
  public:
-  // `now` is read on this (the loop's) thread only.
+  // The test's thread is the budget's loop; `now` is read there.
   RedisSubject(int port, const std::string& key,
                const upstream::BudgetOptions& o, const absl::Time* now)
-      : client_({"127.0.0.1", port, 0}, absl::Seconds(10), [this](bool up) {
-          std::lock_guard<std::mutex> lock(mu_);
-          up_ = up;
-          cv_.notify_all();
-        }) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      up_known_ = cv_.wait_for(lock, std::chrono::seconds(30),
-                               [this] { return up_; });
-    }
+      : loop_(*loop::EventLoop::Create()),
+        client_({"127.0.0.1", port, 0}, absl::Seconds(10),
+                [this](bool up) { up_ = up; }) {
+    client_.Attach(loop_.get());
+    up_known_ = RunUntil([this] { return up_; });
     auto clock = [now] { return *now; };
-    budget_ = std::make_unique<fleet::RedisBudget>(
-        &client_, key, o, /*fleet_size_hint=*/1, clock,
-        [this](std::function<void()> task) {
-          std::lock_guard<std::mutex> lock(mu_);
-          tasks_.push_back(std::move(task));
-          cv_.notify_all();
-        },
-        clock);
+    budget_ = std::make_unique<fleet::RedisBudget>(&client_, key, o,
+                                                   /*fleet_size_hint=*/1,
+                                                   clock, clock);
   }
-  ~RedisSubject() override { budget_.reset(); }
+  ~RedisSubject() override {
+    budget_.reset();
+    client_.Detach();
+  }
 
   bool connected() const { return up_known_; }
   upstream::UpstreamBudget& budget() override { return *budget_; }
   bool Asked() const override { return budget_->pending() > 0; }
   void Settle() override {
-    while (budget_->pending() > 0) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        if (!cv_.wait_for(lock, std::chrono::seconds(30),
-                          [this] { return !tasks_.empty(); })) {
-          ADD_FAILURE() << "Redis did not answer in 30 s";
-          return;
-        }
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      task();
+    if (!RunUntil([this] { return budget_->pending() == 0; })) {
+      ADD_FAILURE() << "Redis did not answer in 30 s";
+      return;
     }
     ASSERT_TRUE(budget_->shared()) << "the budget fell back to its local bucket";
   }
 
  private:
-  // std::mutex, not absl's: TSan sees pthread's locks.
-  std::mutex mu_;
-  std::condition_variable cv_;
+  // Turns the loop until `done` holds, for at most 30 s; whether it held.
+  bool RunUntil(const std::function<bool()>& done) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (!done() && absl::Now() < give_up) {
+      loop_->RunOnce(absl::Milliseconds(50));
+    }
+    return done();
+  }
+
+  const std::unique_ptr<loop::EventLoop> loop_;
   bool up_ = false;
   bool up_known_ = false;
-  std::deque<std::function<void()>> tasks_;
   fleet::RedisClient client_;
   std::unique_ptr<fleet::RedisBudget> budget_;
 };

@@ -5,8 +5,6 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <condition_variable>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +21,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "server/server.h"
+#include "testing/redis_probe.h"
 #include "testing/redis_server.h"
 #include "testing/request_log.h"
 #include "testing/scrape.h"
@@ -250,23 +249,10 @@ TEST_F(FleetTest, A429OnOneReplicaPausesTheOthers) {
   std::thread unary([&] { ASSERT_TRUE(Decode(0, first, &a).ok()); });
   // The pause is in Redis once replica A has told it (it answers 429s with
   // a script; the hash's `paused` is then in the future).
-  fleet::RedisClient probe({"127.0.0.1", redis_.port(), 0}, absl::Seconds(1),
-                           nullptr);
   ASSERT_TRUE(WaitFor([&] {
-    std::mutex mu;  // not absl::Notification: see the outage test
-    std::condition_variable cv;
-    bool got = false;
-    std::string paused;
-    probe.Command({"HGET", "vin:budget", "paused"},
-                  [&](fleet::RedisClient::Reply r) {
-                    std::lock_guard<std::mutex> lock(mu);
-                    if (r.ok()) paused = r->str;
-                    got = true;
-                    cv.notify_all();
-                  });
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return got; });
-    return !paused.empty() && paused != "0";
+    auto paused =
+        testing_util::RedisCall(redis_.port(), {"HGET", "vin:budget", "paused"});
+    return paused.ok() && !paused->str.empty() && paused->str != "0";
   }));
   const absl::Time paused_at = fake_->Requests()[0].time;
   DecodeResponse b, c;
@@ -317,31 +303,17 @@ TEST_F(FleetTest, AnOutageCostsTheFleetAtMostATenthMoreThanWasAsked) {
   EXPECT_GT(refused, kVins / 2u);
   // Every retry made was granted by the fleet's budget in Redis (where a
   // grant is counted when spent, or, unspent, when granted).
-  fleet::RedisClient probe({"127.0.0.1", redis_.port(), 0}, absl::Seconds(1),
-                           nullptr);
-  // A std::mutex, not absl::Notification: TSan sees pthread's locks, not
-  // those inside Debian's uninstrumented abseil.
-  std::mutex mu;
-  std::condition_variable cv;
-  bool got = false;
+  auto ring = testing_util::RedisCall(redis_.port(),
+                                      {"HGETALL", "vin:budget:retries"});
+  ASSERT_TRUE(ring.ok()) << ring.status();
   long long granted = 0, firsts = 0;
-  probe.Command({"HGETALL", "vin:budget:retries"},
-                [&](fleet::RedisClient::Reply r) {
-                  std::lock_guard<std::mutex> lock(mu);
-                  if (r.ok()) {
-                    for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
-                      // The ring's slots: s<k> (which period), f<k>, r<k>.
-                      const long long v = std::stoll(r->elements[i + 1].str);
-                      const char field = r->elements[i].str[0];
-                      if (field == 'r') granted += v;
-                      if (field == 'f') firsts += v;
-                    }
-                  }
-                  got = true;
-                  cv.notify_all();
-                });
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return got; });
+  for (size_t i = 0; i + 1 < ring->elements.size(); i += 2) {
+    // The ring's slots: s<k> (which period), f<k>, r<k>.
+    const long long v = std::stoll(ring->elements[i + 1].str);
+    const char field = ring->elements[i].str[0];
+    if (field == 'r') granted += v;
+    if (field == 'f') firsts += v;
+  }
   EXPECT_EQ(firsts, kVins) << "every replica's first attempts are counted there";
   EXPECT_GT(retried, 0u);
   EXPECT_LE(static_cast<long long>(retried), granted);

@@ -2,16 +2,15 @@
 // (vin.fleet.v1.FleetEvent).
 #include "fleet/redis_fleet.h"
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/escaping.h"
-#include "absl/synchronization/notification.h"
 #include "fleet/redis_budget.h"
 #include "gtest/gtest.h"
+#include "loop/event_loop.h"
+#include "testing/redis_probe.h"
 #include "testing/redis_server.h"
 #include "vin/fleet/v1/fleet.pb.h"
 
@@ -202,53 +201,40 @@ TEST(FleetEvents, ARejectedEventIsCountedAndTheChannelGoesOn) {
   testing_util::RedisServer redis;
   std::string error;
   ASSERT_TRUE(redis.Start(&error)) << error;
+  // The test's thread is the fleet's loop.
+  auto loop = loop::EventLoop::Create();
+  ASSERT_TRUE(loop.ok()) << loop.status();
   RedisFleet fleet({"127.0.0.1", redis.port(), 0}, "t:", absl::Seconds(5), 1,
                    nullptr);
-  // std::mutex and condition_variable (not absl's): TSan sees pthread's.
-  std::mutex mu;
-  std::condition_variable cv;
   std::vector<std::string> rejected;
   std::vector<FleetEvent> events;
-  fleet.OnRejectedEvent([&](const absl::Status& why) {
-    std::lock_guard<std::mutex> lock(mu);
-    rejected.emplace_back(why.message());
-    cv.notify_all();
-  });
-  fleet.OnEvent([&](FleetEvent e) {
-    std::lock_guard<std::mutex> lock(mu);
-    events.push_back(std::move(e));
-    cv.notify_all();
-  });
-  RedisClient probe({"127.0.0.1", redis.port(), 0}, absl::Seconds(5), nullptr);
-  auto command = [&](std::vector<std::string> argv) {
-    bool got = false;
-    RedisClient::Reply reply = absl::UnknownError("no reply");
-    probe.Command(std::move(argv), [&](RedisClient::Reply r) {
-      std::lock_guard<std::mutex> lock(mu);
-      reply = std::move(r);
-      got = true;
-      cv.notify_all();
-    });
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return got; });
-    return reply;
+  fleet.OnRejectedEvent(
+      [&](const absl::Status& why) { rejected.emplace_back(why.message()); });
+  fleet.OnEvent([&](FleetEvent e) { events.push_back(std::move(e)); });
+  fleet.Attach(loop->get());
+  auto run_until = [&](const std::function<bool()>& done) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (!done() && absl::Now() < give_up) {
+      (*loop)->RunOnce(absl::Milliseconds(50));
+    }
+    return done();
   };
-  // Until the fleet's subscription is in place (one round trip each).
-  const absl::Time give_up = absl::Now() + absl::Seconds(30);
-  for (;;) {
-    auto n = command({"PUBSUB", "NUMSUB", "t:events"});
-    if (n.ok() && n->elements.size() == 2 && n->elements[1].integer == 1) break;
-    ASSERT_LT(absl::Now(), give_up) << "the fleet never subscribed";
-  }
+  // Until the fleet's subscription is in place.
+  ASSERT_TRUE(run_until([&] {
+    auto n = testing_util::RedisCall(redis.port(), {"PUBSUB", "NUMSUB", "t:events"});
+    return n.ok() && n->elements.size() == 2 && n->elements[1].integer == 1;
+  })) << "the fleet never subscribed";
   FleetEvent gone;
   gone.kind = FleetEvent::Kind::kAbandoned;
   gone.key = "K|0";
   gone.origin = "another replica";
-  ASSERT_TRUE(command({"PUBLISH", "t:events", "0 r K|0\n"}).ok());
-  ASSERT_TRUE(command({"PUBLISH", "t:events", EncodeEvent(gone)}).ok());
-  std::unique_lock<std::mutex> lock(mu);
-  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30),
-                          [&] { return !events.empty(); }));
+  ASSERT_TRUE(testing_util::RedisCall(redis.port(),
+                                      {"PUBLISH", "t:events", "0 r K|0\n"})
+                  .ok());
+  ASSERT_TRUE(testing_util::RedisCall(
+                  redis.port(), {"PUBLISH", "t:events", EncodeEvent(gone)})
+                  .ok());
+  ASSERT_TRUE(run_until([&] { return !events.empty(); }));
   ASSERT_EQ(rejected.size(), 1u) << "the garbage came first, on one connection";
   EXPECT_NE(rejected[0].find("not a vin.fleet.v1.FleetEvent"), std::string::npos)
       << rejected[0];
@@ -256,23 +242,27 @@ TEST(FleetEvents, ARejectedEventIsCountedAndTheChannelGoesOn) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, FleetEvent::Kind::kAbandoned);
   EXPECT_EQ(events[0].origin, "another replica");
+  fleet.Detach();
 }
 
 // With Redis unreachable, a replica's budget is a local bucket at its share
 // of the rate: --upstream_rate / --fleet_size_hint.
 TEST(RedisBudgetFallback, WithRedisDownEachReplicaKeepsItsShareOfTheRate) {
-  absl::Notification down;
+  auto loop = loop::EventLoop::Create();
+  ASSERT_TRUE(loop.ok()) << loop.status();
+  bool down = false;
   RedisClient client({"127.0.0.1", testing_util::FreePort(), 0},
-                     absl::Milliseconds(50), [&](bool up) {
-                       if (!up && !down.HasBeenNotified()) down.Notify();
-                     });
-  ASSERT_TRUE(down.WaitForNotificationWithTimeout(absl::Seconds(10)));
+                     absl::Milliseconds(50), [&](bool up) { down = !up; });
+  client.Attach(loop->get());
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (!down && absl::Now() < give_up) (*loop)->RunOnce(absl::Milliseconds(50));
+  ASSERT_TRUE(down) << "a closed port never said Redis is down";
   upstream::BudgetOptions o;
   o.rate_per_minute = 600;
   o.burst = 1;
   const absl::Time t0 = absl::UnixEpoch() + absl::Hours(1);
   RedisBudget budget(&client, "vin:budget", o, /*fleet_size_hint=*/3,
-                     [t0] { return t0; }, [](std::function<void()>) {});
+                     [t0] { return t0; });
   EXPECT_TRUE(budget.TryAcquire(t0));
   EXPECT_FALSE(budget.TryAcquire(t0)) << "the burst is spent";
   EXPECT_FALSE(budget.shared());

@@ -1,6 +1,7 @@
 // The fleet's shared state in memory, for engine tests on a fake clock: what
 // RedisFleet keeps in Redis (results with a TTL, leases that expire, events
-// to every other replica), with the same answers, given at once. Each engine
+// to every other replica), with the same answers, given in the next turn of
+// the asking engine's loop (events: of each receiving engine's). Each engine
 // gets a Replica view of it. Not thread-safe: tests drive every engine's
 // loop from one thread (LoopMode::kManual).
 #ifndef VIN_TESTS_TESTING_MEMORY_FLEET_H_
@@ -27,13 +28,16 @@ class MemoryFleet {
     Replica(MemoryFleet* fleet, std::string name)
         : fleet_(fleet), name_(std::move(name)) {}
 
+    void Attach(loop::EventLoop* loop) override { loop_ = loop; }
+    void Detach() override { loop_ = nullptr; }
+
     void ClaimFlight(const std::string& key, const std::string& token,
                      absl::Duration lease,
                      std::function<void(Claim)> done) override {
       ++fleet_->claims;
       Claim c;
       if (!up_) {
-        done(c);  // kUnavailable
+        Later(std::move(done), c);  // kUnavailable
         return;
       }
       const absl::Time now = fleet_->clock_->Now();
@@ -50,7 +54,7 @@ class MemoryFleet {
           c.kind = Claim::Kind::kTaken;
         }
       }
-      done(c);
+      Later(std::move(done), c);
     }
     void RenewLease(const std::string& key, const std::string& token,
                     absl::Duration lease) override {
@@ -73,7 +77,9 @@ class MemoryFleet {
       if (!up_) return;
       fleet_->published.push_back(event);
       for (Replica* r : fleet_->replicas_) {
-        if (r != this && r->handler_ && r->up_) r->handler_(event);
+        if (r != this && r->handler_ && r->up_ && r->loop_ != nullptr) {
+          r->loop_->Post([h = r->handler_, event] { h(event); });
+        }
       }
     }
     void OnEvent(std::function<void(engine::FleetEvent)> handler) override {
@@ -82,16 +88,21 @@ class MemoryFleet {
     const std::string& replica() const override { return name_; }
     bool up() const override { return up_; }
     std::unique_ptr<upstream::UpstreamBudget> MakeBudget(
-        const upstream::BudgetOptions& options, std::function<absl::Time()> now,
-        std::function<void(std::function<void()>)>) override {
+        const upstream::BudgetOptions& options,
+        std::function<absl::Time()> now) override {
       return std::make_unique<upstream::LocalBudget>(options, now());
     }
 
     void set_up(bool up) { up_ = up; }
 
    private:
+    void Later(std::function<void(Claim)> done, Claim c) {
+      if (loop_ != nullptr) loop_->Post([done = std::move(done), c] { done(c); });
+    }
+
     MemoryFleet* const fleet_;
     const std::string name_;
+    loop::EventLoop* loop_ = nullptr;
     bool up_ = true;
     std::function<void(engine::FleetEvent)> handler_;
   };
