@@ -182,8 +182,7 @@ void RedisClient::Connect(Slot* slot, bool subscriber) {
       redisAsyncConnect(address_.host.c_str(), address_.port);
   if (ac == nullptr || ac->err != 0) {
     if (ac != nullptr) redisAsyncFree(ac);
-    slot->reconnect_at = c->started + slot->backoff;
-    slot->backoff = std::min(slot->backoff * 2, kMaxBackoff);
+    slot->BackOff(c->started, kMaxBackoff);
     if (!subscriber) NoteUp(false);
     return;
   }
@@ -192,22 +191,10 @@ void RedisClient::Connect(Slot* slot, bool subscriber) {
   redisEnableKeepAlive(&ac->c);
   ac->data = c.get();
   ac->ev.data = c.get();
-  ac->ev.addRead = [](void* p) {
-    auto* c = static_cast<Connection*>(p);
-    if (!c->reading) { c->reading = true; c->client->Rewatch(c); }
-  };
-  ac->ev.delRead = [](void* p) {
-    auto* c = static_cast<Connection*>(p);
-    if (c->reading) { c->reading = false; c->client->Rewatch(c); }
-  };
-  ac->ev.addWrite = [](void* p) {
-    auto* c = static_cast<Connection*>(p);
-    if (!c->writing) { c->writing = true; c->client->Rewatch(c); }
-  };
-  ac->ev.delWrite = [](void* p) {
-    auto* c = static_cast<Connection*>(p);
-    if (c->writing) { c->writing = false; c->client->Rewatch(c); }
-  };
+  ac->ev.addRead = [](void* p) { SetInterest(p, &Connection::reading, true); };
+  ac->ev.delRead = [](void* p) { SetInterest(p, &Connection::reading, false); };
+  ac->ev.addWrite = [](void* p) { SetInterest(p, &Connection::writing, true); };
+  ac->ev.delWrite = [](void* p) { SetInterest(p, &Connection::writing, false); };
   ac->ev.cleanup = [](void* p) {
     auto* c = static_cast<Connection*>(p);
     c->reading = c->writing = false;
@@ -253,6 +240,14 @@ void RedisClient::Rewatch(Connection* c) {
   });
 }
 
+void RedisClient::SetInterest(void* connection, bool Connection::*which,
+                              bool on) {
+  auto* c = static_cast<Connection*>(connection);
+  if (c->*which == on) return;
+  c->*which = on;
+  c->client->Rewatch(c);
+}
+
 RedisClient::Slot* RedisClient::SlotOf(const Connection* c) {
   return c->subscriber ? &subscriber_ : &commands_;
 }
@@ -292,8 +287,7 @@ void RedisClient::Lost(Connection* c) {
   if (c->connected) {
     slot->reconnect_at = now;  // at once, the first time
   } else {
-    slot->reconnect_at = now + slot->backoff;
-    slot->backoff = std::min(slot->backoff * 2, kMaxBackoff);
+    slot->BackOff(now, kMaxBackoff);
   }
   if (!c->subscriber) NoteUp(false);
   errors_.fetch_add(1);

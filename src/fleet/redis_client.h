@@ -16,6 +16,7 @@
 #ifndef VIN_FLEET_REDIS_CLIENT_H_
 #define VIN_FLEET_REDIS_CLIENT_H_
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -122,6 +123,11 @@ class RedisClient {
     std::shared_ptr<Connection> connection;
     absl::Time reconnect_at = absl::InfinitePast();
     absl::Duration backoff = absl::Milliseconds(100);
+    // The next connect waits the backoff, which doubles up to its cap.
+    void BackOff(absl::Time now, absl::Duration max) {
+      reconnect_at = now + backoff;
+      backoff = std::min(backoff * 2, max);
+    }
   };
 
   void Connect(Slot* slot, bool subscriber);
@@ -131,6 +137,8 @@ class RedisClient {
   void Drop(Slot* slot, const std::string& why);
   Slot* SlotOf(const Connection* c);
   void Rewatch(Connection* c);
+  // hiredis's adapter hooks: reading or writing interest on or off.
+  static void SetInterest(void* connection, bool Connection::*which, bool on);
   void OnConnected(Connection* c);
   void OnReady(Connection* c);
   void Send(Connection* c, const std::vector<std::string>& argv,
