@@ -2,15 +2,17 @@
 
 #include <grpc/support/log.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include <spdlog/async.h>
-#include <spdlog/async_logger.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
+#include <spdlog/common.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -19,16 +21,125 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace server::log {
 namespace {
 
+// How long a line may wait for the writer when nothing hurries it.
+constexpr absl::Duration kFlushEvery = absl::Milliseconds(50);
+
+// The lines waiting for stdout, and the one thread that writes them. The
+// writer wakes when a quarter of the queue is full, when a warning or worse
+// arrives, when the logger stops, or every kFlushEvery: a busy server wakes
+// it once per many lines, not once per line (a wake is a futex call and a
+// context switch, which cost a decode more than formatting its line). When
+// the queue is full (stdout stalled), the oldest line is dropped and
+// counted; Push never waits for stdout.
+class LineQueue {
+ public:
+  explicit LineQueue(size_t capacity)
+      : capacity_(std::max<size_t>(capacity, 1)),
+        hurry_at_(std::max<size_t>(capacity_ / 4, 1)),
+        thread_([this] { Run(); }) {}
+
+  // Writes out what is queued and joins the writer (which may be stuck on
+  // a stalled stdout: see Stop).
+  ~LineQueue() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    thread_.join();
+  }
+
+  void Push(std::string line, bool urgent) {
+    absl::MutexLock lock(&mu_);
+    if (lines_.size() >= capacity_) {
+      lines_.pop_front();
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+    }
+    lines_.push_back(std::move(line));
+    // The writer waits on this flag: while it is false, unlocking wakes
+    // nobody.
+    if (urgent || lines_.size() >= hurry_at_) hurry_ = true;
+  }
+
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  void Run() {
+    std::deque<std::string> batch;
+    bool stopping = false;
+    while (!stopping) {
+      mu_.LockWhenWithTimeout(absl::Condition(this, &LineQueue::Hurried),
+                              kFlushEvery);
+      batch.swap(lines_);
+      hurry_ = false;
+      stopping = stop_;
+      mu_.Unlock();
+      for (const std::string& line : batch) {
+        std::fwrite(line.data(), 1, line.size(), stdout);
+      }
+      if (!batch.empty()) std::fflush(stdout);
+      batch.clear();
+    }
+  }
+  bool Hurried() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return hurry_ || stop_;
+  }
+
+  const size_t capacity_;
+  const size_t hurry_at_;
+  absl::Mutex mu_;
+  std::deque<std::string> lines_ ABSL_GUARDED_BY(mu_);
+  bool hurry_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<uint64_t> dropped_{0};
+  std::thread thread_;  // last: it starts running in the constructor
+};
+
 bool json_format = false;
-// The logging thread and its bounded queue, and the logger over it: ours,
-// not spdlog's global registry (the process never touches that one).
-std::shared_ptr<spdlog::details::thread_pool> pool;
-std::shared_ptr<spdlog::async_logger> logger;
-absl::Mutex logger_mu;  // guards `logger` while Stop drops it
+bool color = false;  // text at a terminal: the level in colour
+spdlog::level::level_enum min_level = spdlog::level::info;
+// The queue and its writer: ours, not spdlog's (the process never touches
+// spdlog's registry or its default logger).
+std::shared_ptr<LineQueue> queue;
+absl::Mutex logger_mu;  // guards `queue` while Stop drops it
+std::atomic<uint64_t> dropped_before_stop{0};
+
+// The level as spdlog names it ("warning"), coloured as spdlog colours it.
+std::string LevelText(spdlog::level::level_enum level) {
+  const spdlog::string_view_t name = spdlog::level::to_string_view(level);
+  const absl::string_view text(name.data(), name.size());
+  if (!color) return std::string(text);
+  const char* code = "";
+  switch (level) {
+    case spdlog::level::trace: code = "\033[37m"; break;
+    case spdlog::level::debug: code = "\033[36m"; break;
+    case spdlog::level::info: code = "\033[32m"; break;
+    case spdlog::level::warn: code = "\033[33m\033[1m"; break;
+    case spdlog::level::err: code = "\033[31m\033[1m"; break;
+    default: code = "\033[1m\033[41m"; break;
+  }
+  return absl::StrCat(code, text, "\033[m");
+}
+
+// The line's prefix: text "2026-12-03T11:41:39.123 info " in local time,
+// JSON {"time":"2026-12-03T11:41:39.123456Z","level":"info", in UTC.
+std::string Prefix(spdlog::level::level_enum level) {
+  const absl::Time now = absl::Now();
+  if (json_format) {
+    return absl::StrCat(
+        "{\"time\":\"",
+        absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", now, absl::UTCTimeZone()),
+        "\",\"level\":\"", LevelText(level), "\",");
+  }
+  return absl::StrCat(
+      absl::FormatTime("%Y-%m-%dT%H:%M:%E3S ", now, absl::LocalTimeZone()),
+      LevelText(level), " ");
+}
 
 // gRPC's log lines, through the same queue (gpr_log would write to stderr
 // synchronously from gRPC's threads).
@@ -102,40 +213,32 @@ absl::Status Init(const std::string& level, const std::string& format,
         "--log_format must be text or json, got \"", format, "\""));
   }
   json_format = format == "json";
-  pool = std::make_shared<spdlog::details::thread_pool>(queue_lines, 1);
-  spdlog::sink_ptr sink;
-  if (json_format) {
-    sink = std::make_shared<spdlog::sinks::stdout_sink_mt>();
-  } else {
-    sink = std::make_shared<spdlog::sinks::stdout_color_sink_mt>();
-  }
-  auto made = std::make_shared<spdlog::async_logger>(
-      "vin-server", sink, pool, spdlog::async_overflow_policy::overrun_oldest);
-  made->set_level(spdlog::level::from_str(level));
-  if (json_format) {
-    made->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l",%v})",
-                      spdlog::pattern_time_type::utc);
-  } else {
-    made->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-  }
+  color = !json_format && isatty(STDOUT_FILENO) == 1;
+  min_level = spdlog::level::from_str(level);
+  auto made = std::make_shared<LineQueue>(queue_lines);
   {
     absl::MutexLock lock(&logger_mu);
-    logger = std::move(made);
+    queue = std::move(made);
   }
   gpr_set_log_function(FromGrpc);
   return absl::OkStatus();
 }
 
-uint64_t Dropped() { return pool ? pool->overrun_counter() : 0; }
+uint64_t Dropped() {
+  absl::MutexLock lock(&logger_mu);
+  return queue != nullptr ? queue->dropped() : dropped_before_stop.load();
+}
 
 bool Stop(absl::Duration timeout) {
   auto done = std::make_shared<absl::Notification>();
+  std::shared_ptr<LineQueue> stopping;
   {
     absl::MutexLock lock(&logger_mu);
-    logger.reset();  // nothing new is queued
+    stopping = std::move(queue);  // nothing new is queued
+    if (stopping != nullptr) dropped_before_stop = stopping->dropped();
   }
-  std::thread([done] {
-    pool.reset();  // drains the queue and joins the logging thread
+  std::thread([done, stopping = std::move(stopping)]() mutable {
+    stopping.reset();  // writes out the queue and joins the writer
     done->Notify();
   }).detach();
   return done->WaitForNotificationWithTimeout(timeout);
@@ -143,26 +246,28 @@ bool Stop(absl::Duration timeout) {
 
 void Event(spdlog::level::level_enum level, absl::string_view message,
            const std::vector<Field>& fields) {
-  std::shared_ptr<spdlog::async_logger> to;
+  if (level < min_level || level == spdlog::level::off) return;
+  std::shared_ptr<LineQueue> to;
   {
     absl::MutexLock lock(&logger_mu);
-    to = logger;
+    to = queue;
   }
-  if (to == nullptr || !to->should_log(level)) return;
-  std::string line;
+  if (to == nullptr) return;
+  std::string line = Prefix(level);
   if (json_format) {
-    line = absl::StrCat("\"msg\":", Quote(message));
+    absl::StrAppend(&line, "\"msg\":", Quote(message));
     for (const Field& f : fields) {
       absl::StrAppend(&line, ",", Quote(f.key), ":",
                       f.json.empty() ? Quote(f.text) : f.json);
     }
   } else {
-    line = std::string(message);
+    absl::StrAppend(&line, message);
     for (const Field& f : fields) {
       absl::StrAppend(&line, " ", f.key, "=", TextValue(f.text));
     }
   }
-  to->log(level, "{}", line);
+  line += json_format ? "}\n" : "\n";
+  to->Push(std::move(line), level >= spdlog::level::warn);
 }
 
 }  // namespace server::log

@@ -1,6 +1,9 @@
-// The server's logging: spdlog behind an asynchronous logger whose bounded
-// queue drops the oldest line when full, so that a stalled stdout never
-// blocks the engine's loop or a gRPC thread; lines as text or JSON.
+// The server's logging: lines are formatted on the caller's thread and
+// queued for one writer thread, behind a bounded queue that drops the oldest
+// line when full, so that a stalled stdout never blocks the engine's loop or
+// a gRPC thread; lines as text or JSON. The writer is woken only when the
+// queue fills, for a warning or worse, or every 50 ms (spdlog names the
+// levels).
 //
 // Configured once in main (Init); Event may be called from any thread.
 // gRPC's own log lines go the same way.

@@ -73,11 +73,14 @@ EventLoop::~EventLoop() {
 }
 
 void EventLoop::Post(Task task) {
+  bool wake;
   {
     absl::MutexLock lock(&mu_);
     posted_.push_back(std::move(task));
+    wake = !wake_pending_;
+    wake_pending_ = true;
   }
-  Wakeup();
+  if (wake) Wakeup();
 }
 
 void EventLoop::Wakeup() {
@@ -176,6 +179,7 @@ void EventLoop::RunPosted() {
   {
     absl::MutexLock lock(&mu_);
     tasks.swap(posted_);
+    wake_pending_ = false;  // the next Post writes the eventfd again
   }
   for (Task& task : tasks) task();
 }

@@ -100,6 +100,9 @@ class EventLoop {
 
   mutable absl::Mutex mu_;  // protects posted_; a leaf lock
   std::vector<Task> posted_ ABSL_GUARDED_BY(mu_);
+  // Whether the eventfd was written since the loop last took posted_: a
+  // task posted behind another one needs no write of its own.
+  bool wake_pending_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace loop

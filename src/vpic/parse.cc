@@ -139,7 +139,8 @@ class AnswerSax {
     return Scalar("number", text);
   }
   bool string(std::string& v) {
-    return Scalar("string", std::string(absl::StripAsciiWhitespace(v)));
+    absl::StripAsciiWhitespace(&v);
+    return Scalar("string", std::move(v));
   }
   bool binary(Json::binary_t&) { return Scalar("binary", std::string()); }
   bool start_object(size_t) { return Open("object"); }
