@@ -2,9 +2,10 @@
 
 #include <exception>
 #include <limits>
+#include <charconv>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,11 +14,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "simdjson.h"
 
 namespace vpic {
 namespace {
-
-using Json = nlohmann::json;
 
 constexpr char kErrorCode[] = "ErrorCode";
 constexpr char kErrorText[] = "ErrorText";
@@ -104,157 +104,127 @@ absl::Status NotVpicBatch(absl::string_view what) {
       absl::StrCat("vPIC answer is not DecodeVINValuesBatch JSON: ", what));
 }
 
-// A vPIC answer read in one pass, without building a document: the types
-// of the top level and of its "Results", and the scalar variables of the
-// first `max_results` results, in order. Never stops early, so that an
-// answer that is not valid JSON is reported as such whatever its shape.
-// Keeps no stack: nesting is counted, so any depth is safe.
-class AnswerSax {
- public:
+// A vPIC answer as far as the parse needs it: the JSON types of the top
+// level and of its "Results", and the scalar variables of the first
+// `max_results` results, in order. simdjson validates the whole body (JSON
+// syntax, UTF-8, depth) before anything is read from it.
+struct Answer {
   struct Result {
     const char* type = "";  // the JSON type of the result
     std::vector<std::pair<std::string, std::string>> variables;
-    std::string bad_name;          // the first variable that is no scalar,
+    std::string bad_name;            // the first variable that is no scalar,
     const char* bad_type = nullptr;  // and its type
   };
-
-  explicit AnswerSax(size_t max_results) : max_results_(max_results) {}
-
   const char* top_type = nullptr;
   bool has_results = false;
   const char* results_type = nullptr;
   size_t results_count = 0;
   std::vector<Result> results;
-
-  // nlohmann's SAX interface.
-  bool null() { return Scalar("null", std::string()); }
-  bool boolean(bool v) { return Scalar("boolean", v ? "true" : "false"); }
-  bool number_integer(Json::number_integer_t v) {
-    return Scalar("number", absl::StrCat(v));
-  }
-  bool number_unsigned(Json::number_unsigned_t v) {
-    return Scalar("number", absl::StrCat(v));
-  }
-  bool number_float(Json::number_float_t, const std::string& text) {
-    return Scalar("number", text);
-  }
-  bool string(std::string& v) {
-    absl::StripAsciiWhitespace(&v);
-    return Scalar("string", std::move(v));
-  }
-  bool binary(Json::binary_t&) { return Scalar("binary", std::string()); }
-  bool start_object(size_t) { return Open("object"); }
-  bool start_array(size_t) { return Open("array"); }
-  bool end_object() { return Close(); }
-  bool end_array() { return Close(); }
-  bool key(std::string& k) {
-    if (depth_ == 1) {
-      next_is_results_ = k == "Results";
-    } else if (depth_ == 3 && current_ != nullptr) {
-      key_ = std::move(k);
-    }
-    return true;
-  }
-  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception&) {
-    return false;
-  }
-
- private:
-  // Where a value that starts now stands.
-  enum class Slot { kTop, kResults, kResult, kVariable, kOther };
-  Slot SlotOfValue() const {
-    if (depth_ == 0) return Slot::kTop;
-    if (depth_ == 1 && next_is_results_) return Slot::kResults;
-    if (depth_ == 2 && in_results_) return Slot::kResult;
-    if (depth_ == 3 && current_ != nullptr) return Slot::kVariable;
-    return Slot::kOther;
-  }
-  // The top value and "Results" are noted whatever their kind; returns
-  // whether `slot` was one of them.
-  bool NoteTopOrResults(Slot slot, const char* type) {
-    if (slot == Slot::kTop) {
-      top_type = type;
-      return true;
-    }
-    if (slot == Slot::kResults) {
-      has_results = true;
-      results_type = type;
-      next_is_results_ = false;
-      return true;
-    }
-    return false;
-  }
-  bool Scalar(const char* type, std::string text) {
-    const Slot slot = SlotOfValue();
-    if (NoteTopOrResults(slot, type)) return true;
-    switch (slot) {
-      case Slot::kResult:
-        if (results_count++ < max_results_) results.push_back({type});
-        break;
-      case Slot::kVariable:
-        current_->variables.emplace_back(std::move(key_), std::move(text));
-        break;
-      default:
-        break;
-    }
-    return true;
-  }
-  bool Open(const char* type) {
-    const Slot slot = SlotOfValue();
-    if (NoteTopOrResults(slot, type)) {
-      if (slot == Slot::kResults) in_results_ = type[0] == 'a';
-    } else if (slot == Slot::kResult) {
-      if (results_count++ < max_results_) {
-        results.push_back({type});
-        if (type[0] == 'o') current_ = &results.back();
-      }
-    } else if (slot == Slot::kVariable && current_->bad_type == nullptr) {
-      current_->bad_name = key_;
-      current_->bad_type = type;
-    }
-    ++depth_;
-    return true;
-  }
-  bool Close() {
-    --depth_;
-    if (depth_ == 2) current_ = nullptr;        // a result ended
-    if (depth_ == 1) in_results_ = false;       // "Results" ended
-    return true;
-  }
-
-  const size_t max_results_;
-  size_t depth_ = 0;
-  bool next_is_results_ = false;
-  bool in_results_ = false;
-  Result* current_ = nullptr;  // the result object being read
-  std::string key_;
 };
 
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+const char* TypeName(element_type type) {
+  switch (type) {
+    case element_type::ARRAY: return "array";
+    case element_type::OBJECT: return "object";
+    case element_type::STRING: return "string";
+    case element_type::BOOL: return "boolean";
+    case element_type::NULL_VALUE: return "null";
+    default: return "number";
+  }
+}
+
+// A scalar variable's text: a string without its surrounding whitespace,
+// null as "", a boolean or a number as JSON writes it (a fraction in its
+// shortest form).
+std::string ScalarText(element value) {
+  switch (value.type()) {
+    case element_type::STRING: {
+      const std::string_view v = value.get_string().value_unsafe();
+      return std::string(
+          absl::StripAsciiWhitespace(absl::string_view(v.data(), v.size())));
+    }
+    case element_type::BOOL:
+      return value.get_bool().value_unsafe() ? "true" : "false";
+    case element_type::INT64:
+      return absl::StrCat(value.get_int64().value_unsafe());
+    case element_type::UINT64:
+      return absl::StrCat(value.get_uint64().value_unsafe());
+    case element_type::DOUBLE: {
+      char buf[32];
+      const auto r = std::to_chars(buf, buf + sizeof(buf),
+                                   value.get_double().value_unsafe());
+      return std::string(buf, r.ptr);
+    }
+    default:
+      return std::string();
+  }
+}
+
+void ReadResult(element value, Answer::Result* result) {
+  result->type = TypeName(value.type());
+  if (value.type() != element_type::OBJECT) return;
+  const simdjson::dom::object variables = value.get_object().value_unsafe();
+  for (simdjson::dom::key_value_pair variable : variables) {
+    const element_type type = variable.value.type();
+    if (type == element_type::OBJECT || type == element_type::ARRAY) {
+      if (result->bad_type == nullptr) {
+        result->bad_name = std::string(variable.key);
+        result->bad_type = TypeName(type);
+      }
+      continue;
+    }
+    result->variables.emplace_back(std::string(variable.key),
+                                   ScalarText(variable.value));
+  }
+}
+
 // Reads `body`; an error when it is not vPIC JSON with a non-empty Results.
-absl::Status ReadAnswer(absl::string_view body, AnswerSax* sax,
+absl::Status ReadAnswer(absl::string_view body, size_t max_results,
+                        Answer* answer,
                         absl::Status (*not_vpic)(absl::string_view)) {
   if (absl::StripAsciiWhitespace(body).empty()) {
     return not_vpic("the body is empty");
   }
-  if (!Json::sax_parse(body.data(), body.data() + body.size(), sax)) {
+  // One parser per thread keeps its buffers from one answer to the next.
+  thread_local simdjson::dom::parser parser;
+  element doc;
+  if (parser.parse(body.data(), body.size()).get(doc) != simdjson::SUCCESS) {
     return not_vpic(absl::StrCat("the body is not valid JSON (it starts with \"",
                                  Excerpt(body), "\")"));
   }
-  if (std::string(sax->top_type) != "object") {
-    return not_vpic(absl::StrCat("the top level is a JSON ", sax->top_type,
+  answer->top_type = TypeName(doc.type());
+  if (doc.type() == element_type::OBJECT) {
+    const simdjson::dom::object top = doc.get_object().value_unsafe();
+    for (simdjson::dom::key_value_pair field : top) {
+      if (field.key != "Results") continue;
+      answer->has_results = true;
+      answer->results_type = TypeName(field.value.type());
+      if (field.value.type() != element_type::ARRAY) continue;
+      const simdjson::dom::array results = field.value.get_array().value_unsafe();
+      for (element result : results) {
+        if (answer->results_count++ >= max_results) continue;
+        ReadResult(result, &answer->results.emplace_back());
+      }
+    }
+  }
+  if (std::string(answer->top_type) != "object") {
+    return not_vpic(absl::StrCat("the top level is a JSON ", answer->top_type,
                                  ", not an object"));
   }
-  if (!sax->has_results) return not_vpic("it has no \"Results\" field");
-  if (std::string(sax->results_type) != "array") {
-    return not_vpic(absl::StrCat("\"Results\" is a JSON ", sax->results_type,
-                                 ", not an array"));
+  if (!answer->has_results) return not_vpic("it has no \"Results\" field");
+  if (std::string(answer->results_type) != "array") {
+    return not_vpic(absl::StrCat("\"Results\" is a JSON ",
+                                 answer->results_type, ", not an array"));
   }
-  if (sax->results_count == 0) return not_vpic("\"Results\" is empty");
+  if (answer->results_count == 0) return not_vpic("\"Results\" is empty");
   return absl::OkStatus();
 }
 
 // One result (the variables of one VIN) as a vehicle and notes.
-absl::StatusOr<Decoded> ToDecoded(AnswerSax::Result& result,
+absl::StatusOr<Decoded> ToDecoded(Answer::Result& result,
                                   absl::string_view which,
                                   absl::Status (*not_vpic)(absl::string_view)) {
   if (std::string(result.type) != "object") {
@@ -283,18 +253,24 @@ absl::StatusOr<Decoded> ToDecoded(AnswerSax::Result& result,
 }
 
 absl::StatusOr<Decoded> Parse(absl::string_view body) {
-  AnswerSax sax(1);
-  if (absl::Status s = ReadAnswer(body, &sax, NotVpic); !s.ok()) return s;
-  return ToDecoded(sax.results.front(), "the first result", NotVpic);
+  Answer answer;
+  if (absl::Status s = ReadAnswer(body, 1, &answer, NotVpic); !s.ok()) {
+    return s;
+  }
+  return ToDecoded(answer.results.front(), "the first result", NotVpic);
 }
 
 absl::StatusOr<std::vector<BatchResult>> ParseBatch(absl::string_view body) {
-  AnswerSax sax(std::numeric_limits<size_t>::max());
-  if (absl::Status s = ReadAnswer(body, &sax, NotVpicBatch); !s.ok()) return s;
+  Answer answer;
+  if (absl::Status s = ReadAnswer(body, std::numeric_limits<size_t>::max(),
+                                  &answer, NotVpicBatch);
+      !s.ok()) {
+    return s;
+  }
   std::vector<BatchResult> out;
-  out.reserve(sax.results.size());
+  out.reserve(answer.results.size());
   size_t index = 0;
-  for (AnswerSax::Result& result : sax.results) {
+  for (Answer::Result& result : answer.results) {
     const std::string which = absl::StrCat("result ", index++);
     BatchResult r;
     for (const auto& [name, text] : result.variables) {
@@ -311,14 +287,13 @@ absl::StatusOr<std::vector<BatchResult>> ParseBatch(absl::string_view body) {
 
 }  // namespace
 
-// The non-throwing parse and the type checks above should leave nothing to
-// throw; this is the last guard for untrusted upstream bytes.
+// The error-code parse and the type checks above should leave nothing to
+// throw but a failed allocation; this is the last guard for untrusted
+// upstream bytes.
 template <typename Fn>
 auto Guarded(Fn parse) -> decltype(parse()) {
   try {
     return parse();
-  } catch (const nlohmann::json::exception& e) {
-    return NotVpic(e.what());
   } catch (const std::exception& e) {
     return absl::InternalError(
         absl::StrCat("parsing the vPIC answer failed: ", e.what()));

@@ -28,6 +28,7 @@ declare -A provides=(
   [CLI11]=libcli11-dev
   [ZLIB]=zlib1g-dev
   [hiredis]=libhiredis-dev
+  [simdjson]=libsimdjson-dev
   [jemalloc]=libjemalloc-dev
   [PkgConfig]=pkg-config
   [program:grpc_cpp_plugin]=protobuf-compiler-grpc
