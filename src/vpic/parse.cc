@@ -19,8 +19,8 @@
 namespace vpic {
 namespace {
 
-constexpr char kErrorCode[] = "ErrorCode";
-constexpr char kErrorText[] = "ErrorText";
+constexpr absl::string_view kErrorCode = "ErrorCode";
+constexpr absl::string_view kErrorText = "ErrorText";
 
 // At most this many leading bytes of a rejected body go into the message.
 constexpr size_t kExcerptBytes = 40;
@@ -176,8 +176,11 @@ void ReadResult(element value, Answer::Result* result) {
       }
       continue;
     }
-    result->variables.emplace_back(std::string(variable.key),
-                                   ScalarText(variable.value));
+    std::string text = ScalarText(variable.value);
+    // An empty variable is "not provided": nothing reads it, so it is not
+    // kept (most of a vPIC answer's variables are empty).
+    if (text.empty()) continue;
+    result->variables.emplace_back(std::string(variable.key), std::move(text));
   }
 }
 
@@ -243,7 +246,7 @@ absl::StatusOr<Decoded> ToDecoded(Answer::Result& result,
       error_code = std::move(text);
     } else if (name == kErrorText) {
       error_text = std::move(text);
-    } else if (!text.empty()) {
+    } else {
       decoded.vehicle.attributes[std::move(name)] = std::move(text);
     }
   }
