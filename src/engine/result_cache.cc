@@ -5,6 +5,18 @@
 #include "absl/hash/hash.h"
 
 namespace engine {
+namespace {
+
+// Whether `answer` is a cache answer whose vehicle and notes are only in its
+// bytes, so that the bytes, the VIN and the decode time make it again.
+bool OnlyBytes(const DecodeResult& answer) {
+  return answer.encoded != nullptr && answer.source == Source::kCache &&
+         answer.attempts == 0 && answer.notes.empty() &&
+         answer.vehicle.attributes.empty() && answer.vehicle.make.empty() &&
+         answer.vehicle.model.empty() && answer.vehicle.model_year == 0;
+}
+
+}  // namespace
 
 ResultCache::ResultCache(size_t capacity, absl::Duration ttl,
                          ResultEncoder encoder)
@@ -46,7 +58,14 @@ void ResultCache::InsertAnswer(const coalesce::FlightKey& key,
     shard.lru.erase(it->second);
     shard.index.erase(it);
   }
-  shard.lru.push_front(Entry{key, std::move(answer), now + ttl_});
+  Entry entry{key, nullptr, absl::Time(), nullptr, now + ttl_};
+  if (OnlyBytes(*answer) && answer->vin == key.vin) {
+    entry.encoded = answer->encoded;
+    entry.decode_time = answer->decode_time;
+  } else {
+    entry.answer = std::move(answer);
+  }
+  shard.lru.push_front(std::move(entry));
   shard.index[key] = shard.lru.begin();
   if (shard.index.size() > shard_capacity_) {
     shard.index.erase(shard.lru.back().key);
@@ -67,7 +86,17 @@ std::shared_ptr<const DecodeResult> ResultCache::Lookup(
     return nullptr;
   }
   shard.lru.splice(shard.lru.begin(), shard.lru, it->second);
-  return shard.lru.front().answer;
+  return AnswerOf(shard.lru.front());
+}
+
+std::shared_ptr<const DecodeResult> ResultCache::AnswerOf(const Entry& entry) {
+  if (entry.answer != nullptr) return entry.answer;
+  auto answer = std::make_shared<DecodeResult>();
+  answer->vin = entry.key.vin;
+  answer->source = Source::kCache;
+  answer->decode_time = entry.decode_time;
+  answer->encoded = entry.encoded;
+  return answer;
 }
 
 size_t ResultCache::size() const {

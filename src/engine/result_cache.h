@@ -8,9 +8,10 @@
 // meet (eviction is then least recently used within a shard); a smaller
 // one is one exact LRU.
 //
-// With an encoder, an entry keeps only the wire bytes of its answer (and the
-// few fields the engine reads), not the expanded vehicle: ~1.5 KB a VIN
-// instead of ~6 KB.
+// With an encoder, an entry keeps only the wire bytes of its answer and its
+// decode time, not the expanded vehicle nor a DecodeResult around them
+// (~1.5 KB a VIN instead of ~6 KB); Lookup builds the cache answer around
+// the bytes.
 #ifndef VIN_ENGINE_RESULT_CACHE_H_
 #define VIN_ENGINE_RESULT_CACHE_H_
 
@@ -59,9 +60,15 @@ class ResultCache {
   static constexpr size_t kShards = 16;
   struct Entry {
     coalesce::FlightKey key;
-    std::shared_ptr<const DecodeResult> answer;  // already cache-flavoured
+    // An answer that is only bytes (see OnlyBytes) keeps just these two...
+    std::shared_ptr<const std::string> encoded;
+    absl::Time decode_time;
+    // ...any other, the whole answer (already cache-flavoured).
+    std::shared_ptr<const DecodeResult> answer;
     absl::Time expires;
   };
+  // The cache answer an entry stands for.
+  static std::shared_ptr<const DecodeResult> AnswerOf(const Entry& entry);
   using List = std::list<Entry>;
   struct Shard {
     mutable absl::Mutex mu;

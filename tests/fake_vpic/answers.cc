@@ -177,7 +177,8 @@ std::optional<std::vector<DecodeTarget>> ParseBatchForm(absl::string_view body) 
   return std::nullopt;
 }
 
-absl::StatusOr<Answers> Answers::Load(const std::string& fixtures_dir) {
+absl::StatusOr<Answers> Answers::Load(const std::string& fixtures_dir,
+                                      bool fill_every_variable) {
   Answers answers;
   answers.message_ = std::string(kDefaultMessage);
   if (!fixtures_dir.empty()) {
@@ -205,6 +206,15 @@ absl::StatusOr<Answers> Answers::Load(const std::string& fixtures_dir) {
           ParseDecodeTarget(url.get<std::string>());
       if (!target || target->vin.size() != 17) continue;
       const Json& results = body["Results"];
+      if (fill_every_variable && results.is_array() && !results.empty() &&
+          results[0].is_object()) {
+        for (const auto& item : results[0].items()) {
+          if (item.value().is_string() &&
+              !item.value().get<std::string>().empty()) {
+            answers.fillers_.emplace(item.key(), item.value().get<std::string>());
+          }
+        }
+      }
       if (answers.variables_.empty() && results.is_array() &&
           !results.empty() && results[0].is_object()) {
         for (const auto& item : results[0].items()) {
@@ -243,8 +253,7 @@ std::string Answers::Generated(absl::string_view vin, int model_year) const {
   const std::string make = MakeFor(vin);
   std::string model = "MODEL-";
   if (vin.size() > 3) absl::StrAppend(&model, vin.substr(3, 5));
-  return Render(vin,
-                {
+  std::map<std::string, std::string> values = {
                     {"VIN", std::string(vin)},
                     {"Make", make},
                     {"Model", model},
@@ -260,7 +269,9 @@ std::string Answers::Generated(absl::string_view vin, int model_year) const {
                     {"ErrorText",
                      "0 - VIN decoded clean. Check Digit (9th position) is "
                      "correct"},
-                });
+                };
+  values.insert(fillers_.begin(), fillers_.end());  // keeps those set above
+  return Render(vin, values);
 }
 
 std::string Answers::Sparse(absl::string_view vin) const {

@@ -44,8 +44,12 @@ class Answers {
   // such fixture (by file name) also gives the variable names and the message
   // of generated answers. An empty `fixtures_dir` loads nothing and uses a
   // built-in variable list. A missing directory or a malformed file is an
-  // error.
-  static absl::StatusOr<Answers> Load(const std::string& fixtures_dir);
+  // error. With `fill_every_variable`, generated answers are as full as a
+  // real decode: every variable a fixture fills (decode-vin.json's 41 and
+  // the others') has the first value a fixture gives it, unless the
+  // generator sets it (for memory benchmarks).
+  static absl::StatusOr<Answers> Load(const std::string& fixtures_dir,
+                                      bool fill_every_variable = false);
 
   // The normal answer: the fixture for `vin` (the one whose modelyear equals
   // `model_year` when there is one, else the one without modelyear, else any
@@ -87,6 +91,8 @@ class Answers {
   std::vector<std::string> variables_;
   // The same names serialized as JSON keys: "\"Name\":".
   std::vector<std::string> quoted_keys_;
+  // With fill_every_variable: a value for every variable.
+  std::map<std::string, std::string> fillers_;
   int count_ = 0;        // vPIC's "Count" for a decode
   std::string message_;  // vPIC's "Message"
 };

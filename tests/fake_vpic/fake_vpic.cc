@@ -16,7 +16,7 @@
 namespace fakevpic {
 
 absl::StatusOr<std::unique_ptr<FakeVpic>> FakeVpic::Start(Options options) {
-  absl::StatusOr<Answers> answers = Answers::Load(options.fixtures_dir);
+  absl::StatusOr<Answers> answers = Answers::Load(options.fixtures_dir, options.full_answers);
   if (!answers.ok()) return answers.status();
   auto impl = std::make_unique<Impl>(std::move(options), *std::move(answers));
   if (absl::Status s = impl->Listen(); !s.ok()) return s;

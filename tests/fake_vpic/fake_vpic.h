@@ -110,6 +110,8 @@ struct Options {
   int port = 0;  // 0 picks a free port
   // Directory with captured vPIC answers (*.json with request/status/body).
   std::string fixtures_dir = VIN_FIXTURE_DIR;
+  // Generated answers with every variable a fixture fills (Answers::Load).
+  bool full_answers = false;
   // Added before every answer (simulates a slow upstream for benchmarks).
   absl::Duration latency = absl::ZeroDuration();
   // Compress 200 answers for requests that accept gzip (see above).

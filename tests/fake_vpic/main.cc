@@ -46,6 +46,8 @@ ABSL_FLAG(std::string, chaos, "",
           "5*truncated,5*sparse,5*delay:2s'.");
 ABSL_FLAG(uint64_t, chaos_seed, 1, "Seed of the --chaos draws.");
 ABSL_FLAG(bool, log_requests, false, "Print every request to stderr.");
+ABSL_FLAG(bool, full_answers, false,
+          "Generated answers with every variable a fixture fills (memory benchmarks).");
 
 namespace {
 
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
   options.host = absl::GetFlag(FLAGS_host);
   options.port = absl::GetFlag(FLAGS_port);
   options.fixtures_dir = absl::GetFlag(FLAGS_fixtures_dir);
+  options.full_answers = absl::GetFlag(FLAGS_full_answers);
   options.latency = absl::GetFlag(FLAGS_latency);
   auto chaos = fakevpic::WeightedStep::ParseList(absl::GetFlag(FLAGS_chaos));
   if (!chaos.ok()) {
