@@ -217,6 +217,7 @@ void BatchCall::Emit(Item* item, grpc::ByteBuffer bytes, bool terminal) {
       if (terminal) RetireLocked();  // nobody to tell
     } else {
       queue_.push_back({std::move(bytes), terminal});
+      if (terminal) ++terminals_queued_;
     }
     finish = AdvanceLocked();
   }
@@ -229,7 +230,10 @@ void BatchCall::OnWriteDone(bool ok) {
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
-    if (queue_.front().terminal) RetireLocked();
+    if (queue_.front().terminal) {
+      --terminals_queued_;
+      RetireLocked();
+    }
     queue_.pop_front();
     if (!ok && !cancelled_) {
       cancelled_ = true;  // the client is gone
@@ -258,7 +262,11 @@ void BatchCall::OnDone() {
   Arrived();
   // gRPC orders the reactions before OnDone in its (uninstrumented) core;
   // the lock makes that order plain to TSan too.
-  { absl::MutexLock lock(&mu_); }
+  {
+    absl::MutexLock lock(&mu_);
+    if (held_) counters_->streams_held_by_reader.fetch_sub(1);
+    held_ = false;
+  }
   registry_->Remove(this);
   counters_->streams.fetch_sub(1);
   Unref();  // gRPC's reference; a drain walking the registry may hold another
@@ -283,7 +291,10 @@ void BatchCall::CancelAllLocked() {
   }
   const size_t keep = writing_ ? 1 : 0;
   while (queue_.size() > keep) {
-    if (queue_.back().terminal) RetireLocked();
+    if (queue_.back().terminal) {
+      --terminals_queued_;
+      RetireLocked();
+    }
     queue_.pop_back();
   }
 }
@@ -311,6 +322,14 @@ absl::optional<grpc::Status> BatchCall::AdvanceLocked() {
       outstanding_ < window_) {
     reading_ = true;
     StartRead(&request_);
+  }
+  // Held by its reader: every item of a full window is answered, and the
+  // answers wait for the client to take them.
+  const bool held =
+      !reading_ && outstanding_ >= window_ && terminals_queued_ == outstanding_;
+  if (held != held_) {
+    held_ = held;
+    counters_->streams_held_by_reader.fetch_add(held ? 1 : -1);
   }
   const bool no_more_input = read_done_ || cancelled_ || refusing_ || malformed_;
   // A read left pending by an idle client does not hold a draining stream.

@@ -38,6 +38,9 @@ struct BatchCounters {
   std::atomic<int64_t> items_read{0};
   std::atomic<int64_t> items_outstanding{0};  // all streams together
   std::atomic<int64_t> peak_stream_outstanding{0};  // largest of one stream
+  // Streams whose window is full of answers their client has not read yet
+  // (a paused or slow reader): they read no more items until it does.
+  std::atomic<int64_t> streams_held_by_reader{0};
 };
 
 // Served raw (gRPC ByteBuffers; see server/batch_events.h): requests are
@@ -98,6 +101,8 @@ class BatchCall final
   grpc::ByteBuffer request_;  // the read buffer; one read at a time
   uint64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
+  int terminals_queued_ ABSL_GUARDED_BY(mu_) = 0;  // DONE/FAILED not written
+  bool held_ ABSL_GUARDED_BY(mu_) = false;  // counted in streams_held_by_reader
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   bool read_done_ ABSL_GUARDED_BY(mu_) = false;   // client half-closed
   bool writing_ ABSL_GUARDED_BY(mu_) = false;

@@ -176,6 +176,10 @@ void AddBatchGauges(const BatchCounters& batch,
   AddGauge(out, "vin_batch_items_in_window",
            "Batch items read and not yet answered, all streams together.",
            static_cast<double>(batch.items_outstanding.load()));
+  AddGauge(out, "vin_batch_streams_held_by_reader",
+           "DecodeBatch streams whose window is full of answers their "
+           "client has not read: they read no more items until it does.",
+           static_cast<double>(batch.streams_held_by_reader.load()));
 }
 
 // The upstream request and decode duration histograms.

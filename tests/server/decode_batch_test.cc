@@ -8,6 +8,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/batch_session.h"
@@ -357,22 +359,27 @@ TEST_F(DecodeBatchTest, AReaderThatPausesHoldsTheServerAtTheWindow) {
   std::vector<DecodeBatchRequest> requests;
   for (int i = 0; i < kItems; ++i) requests.push_back(Item(ValidVin(i % 100)));
   const auto& c = server_->batch_counters();
-  int64_t read_after_2s = -1, read_after_3s = -1;
+  bool held = false;
+  int64_t read_when_held = -1;
   int events = 0;
-  BatchOutcome out = RunBatch(stub_.get(), requests,
-                              [&](const DecodeBatchResponse&) {
-                                // The client stops reading for 3 s, once.
-                                if (++events != 500) return;
-                                std::this_thread::sleep_for(std::chrono::seconds(2));
-                                read_after_2s = c.items_read.load();
-                                std::this_thread::sleep_for(std::chrono::seconds(1));
-                                read_after_3s = c.items_read.load();
-                              });
+  BatchOutcome out = RunBatch(
+      stub_.get(), requests, [&](const DecodeBatchResponse&) {
+        // The client stops reading once, until the server is held: its
+        // window full of answers nobody takes, it reads no more items.
+        if (++events != 500) return;
+        const absl::Time give_up = absl::Now() + absl::Seconds(30);
+        while (c.streams_held_by_reader.load() != 1 && absl::Now() < give_up) {
+          absl::SleepFor(absl::Milliseconds(1));  // polling a condition
+        }
+        held = c.streams_held_by_reader.load() == 1;
+        read_when_held = c.items_read.load();
+      });
   ASSERT_TRUE(out.status.ok()) << out.status.error_message();
-  EXPECT_EQ(read_after_2s, read_after_3s)
-      << "while the client does not read, the server reads no more items";
-  EXPECT_LT(read_after_3s, kItems);
+  EXPECT_TRUE(held) << "a paused client holds the server at its window, "
+                       "where it reads no more items";
+  EXPECT_LT(read_when_held, kItems);
   EXPECT_LE(c.peak_stream_outstanding.load(), 32);
+  EXPECT_EQ(c.streams_held_by_reader.load(), 0) << "released once it reads";
   int terminals = 0;
   for (const auto& e : out.events) terminals += e.has_done() || e.has_failed();
   EXPECT_EQ(terminals, kItems) << "every item answered once it reads again";

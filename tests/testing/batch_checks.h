@@ -75,7 +75,7 @@ inline std::vector<std::string> OrderViolations(const BatchEvents& all,
 inline constexpr const char* kInProgressGauges[] = {
     "vin_flights_in_progress", "vin_scheduler_pending",
     "vin_waiting_for_rate", "vin_batch_items_in_window",
-    "vin_batch_streams_open"};
+    "vin_batch_streams_open", "vin_batch_streams_held_by_reader"};
 
 // Polls the server (engine stats and a scrape of its metrics, which needs
 // --metrics_listen) until nothing is in progress: no flight, waiter,
