@@ -11,7 +11,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "server/server.h"
+#include "testing/batch_session.h"
 #include "testing/scrape.h"
 #include "vin/v1/vin.pb.h"
 
@@ -68,6 +71,17 @@ inline std::vector<std::string> OrderViolations(const BatchEvents& all,
     }
   }
   return out;
+}
+
+// Checks the per-item event contract of a finished stream (OrderViolations,
+// every item with its one terminal event, `items` items answered) and
+// returns the events by request id.
+inline std::map<std::string, BatchEvents> CheckContract(const BatchOutcome& out,
+                                                        size_t items) {
+  std::map<std::string, BatchEvents> by_id = ByRequestId(out.events);
+  EXPECT_EQ(by_id.size(), items) << "every item is answered";
+  EXPECT_THAT(OrderViolations(out.events, true), testing::IsEmpty());
+  return by_id;
 }
 
 // The gauges that say what is in progress; each must come back to 0 once
