@@ -1,5 +1,6 @@
-// The engine against the fake vPIC: callers that leave (cancel, deadline),
-// shutdown, and overload refused up front.
+// The engine against the fake vPIC: the one real-HTTP test of deadlines and
+// of shutdown, and overload refused up front. Cancelling, deadlines and the
+// stop in full, on a fake clock: engine_rules_test.cc.
 #include "engine/engine.h"
 #include "engine_test_fixture.h"
 #include "gtest/gtest.h"
@@ -10,73 +11,6 @@ namespace {
 
 using testing_util::RecordingListener;
 
-TEST_F(EngineTest, CancelledLastWaiterStopsTheFlight) {
-  MakeEngine();
-  fake_->Script(kHonda, Steps("hang,ok"));
-  RecordingListener l;
-  const auto id = Submit(kHonda, &l);
-  ASSERT_TRUE(fake_->WaitForRequests(1, absl::Seconds(10)));
-  engine_->Cancel(id);
-  auto end = l.WaitTerminal();
-  ASSERT_EQ(end->kind, "failed");
-  EXPECT_EQ(end->failure.reason, FailureReason::kCancelled);
-  ASSERT_TRUE(Idle());
-  ASSERT_TRUE(fake_->WaitUntilIdle(absl::Seconds(10)))
-      << "the abandoned request's connection is closed";
-  EXPECT_EQ(fake_->RequestCount(kHonda), 1);
-}
-
-TEST_F(EngineTest, CancelledWaiterDuringRetryWaitCancelsTheWakeup) {
-  EngineOptions o;
-  o.retry_base = absl::Seconds(2);
-  o.retry_cap = absl::Seconds(10);
-  MakeEngine(o);
-  fake_->Script(kHonda, Steps("503"));
-  RecordingListener l;
-  const auto id = Submit(kHonda, &l);
-  ASSERT_TRUE(engine_->WaitForStats(
-      [](const EngineStats& s) {
-        return s.upstream_requests == 1 && s.upstream_active == 0 &&
-               s.pending_wakeups == 1;
-      },
-      absl::Seconds(10)));
-  engine_->Cancel(id);
-  ASSERT_EQ(l.WaitTerminal()->kind, "failed");
-  ASSERT_TRUE(Idle()) << "the pending wake-up was cancelled";
-  EXPECT_EQ(engine_->Stats().upstream_requests, 1u);
-}
-
-TEST_F(EngineTest, OtherWaitersKeepTheFlightWhenOneLeaves) {
-  MakeEngine();
-  fake_->Script(kHonda, Steps("delay:300ms"));
-  RecordingListener leaving, staying;
-  const auto id = Submit(kHonda, &leaving);
-  Submit(kHonda, &staying);
-  engine_->Cancel(id);
-  EXPECT_EQ(leaving.WaitTerminal()->kind, "failed");
-  EXPECT_EQ(staying.WaitTerminal()->kind, "done");
-  EXPECT_EQ(fake_->RequestCount(kHonda), 1);
-}
-
-TEST_F(EngineTest, RetryWakingAfterTheDeadlineFailsAtOnce) {
-  EngineOptions o;
-  o.retry_base = absl::Seconds(5);
-  o.retry_cap = absl::Seconds(20);
-  MakeEngine(o);
-  fake_->Script(kHonda, Steps("503"));
-  RecordingListener l;
-  const absl::Time deadline = absl::Now() + absl::Seconds(3);
-  Submit(kHonda, &l, deadline);
-  auto end = l.WaitTerminal();
-  ASSERT_EQ(end->kind, "failed");
-  EXPECT_EQ(end->failure.reason, FailureReason::kUpstreamUnavailable);
-  EXPECT_TRUE(end->failure.retryable);
-  EXPECT_GE(end->failure.retry_delay, absl::Seconds(4));  // ~5s minus elapsed
-  EXPECT_LT(end->at, deadline) << "it did not sleep into the deadline";
-  ASSERT_TRUE(Idle()) << "no waiter left, so no retry is scheduled";
-  EXPECT_EQ(fake_->RequestCount(kHonda), 1);
-}
-
 TEST_F(EngineTest, DeadlineDuringAnAttemptEndsTheWaiter) {
   MakeEngine();
   fake_->Script(kHonda, Steps("hang"));
@@ -86,6 +20,8 @@ TEST_F(EngineTest, DeadlineDuringAnAttemptEndsTheWaiter) {
   ASSERT_EQ(end->kind, "failed");
   EXPECT_EQ(end->failure.reason, FailureReason::kDeadlineExceeded);
   ASSERT_TRUE(Idle());
+  ASSERT_TRUE(fake_->WaitUntilIdle(absl::Seconds(10)))
+      << "the abandoned request's connection is closed";
   EXPECT_EQ(fake_->RequestCount(kHonda), 1);
 }
 

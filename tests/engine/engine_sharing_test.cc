@@ -1,5 +1,7 @@
-// The engine against the fake vPIC: what callers share (one flight per VIN,
-// the cache of finished decodes) and the bounded upstream slots.
+// The engine against the fake vPIC: concurrent callers sharing one flight
+// (the one real-HTTP test of rule 5) and the bounded upstream slots. Rules
+// 5 and 8 in full (joining, leaving, the cache), on a fake clock:
+// engine_rules_test.cc.
 #include <curl/curl.h>
 
 #include <atomic>
@@ -39,32 +41,6 @@ TEST_F(EngineTest, ConcurrentCallersShareOneFlight) {
   }
   EXPECT_EQ(coalesced, 49);
   EXPECT_EQ(fake_->RequestCount(kHonda), 1);
-}
-
-TEST_F(EngineTest, LaterCallerIsAnsweredFromTheCache) {
-  MakeEngine();
-  RecordingListener a, b;
-  Submit(kFord, &a);
-  ASSERT_EQ(a.WaitTerminal()->kind, "done");
-  Submit(kFord, &b);
-  auto end = b.WaitTerminal();
-  ASSERT_EQ(end->kind, "done");
-  EXPECT_EQ(end->result->source, Source::kCache);
-  EXPECT_EQ(end->result->attempts, 0);
-  EXPECT_EQ(end->result->vehicle.model, "F-150");
-  EXPECT_EQ(end->result->decode_time, a.events().back().result->decode_time);
-  EXPECT_EQ(fake_->RequestCount(kFord), 1);
-}
-
-TEST_F(EngineTest, FailuresAreNotCached) {
-  MakeEngine();
-  fake_->Script(kHonda, Steps("404"));
-  RecordingListener a, b;
-  Submit(kHonda, &a);
-  ASSERT_EQ(a.WaitTerminal()->kind, "failed");
-  Submit(kHonda, &b);
-  ASSERT_EQ(b.WaitTerminal()->kind, "done");
-  EXPECT_EQ(fake_->RequestCount(kHonda), 2);
 }
 
 TEST_F(EngineTest, UpstreamConcurrencyIsBounded) {

@@ -1,6 +1,8 @@
 // The engine against the fake vPIC over loopback HTTP: decodes, validation,
-// retries and Retry-After. The fixture is in engine_test_fixture.h; what
-// callers share and callers that leave have files of their own.
+// how real answers and faults are retried, and the one real-HTTP test of
+// the jitter (rule 3). The fixture is in engine_test_fixture.h; what callers
+// share and callers that leave have files of their own. The jitter's and
+// Retry-After's rules in full, on a fake clock: engine_rules_test.cc.
 #include <string>
 #include <vector>
 
@@ -137,71 +139,6 @@ TEST_F(EngineTest, EveryRetryableFaultIsRetried) {
     EXPECT_EQ(fake_->RequestCount(kHonda), before + 2) << fault;
     engine_.reset();
   }
-}
-
-TEST_F(EngineTest, RetriesExhaustedFailRetryableWithSuggestedDelay) {
-  EngineOptions o;
-  o.max_attempts = 3;
-  MakeEngine(o);
-  fake_->Script(kHonda, Steps("503,503,503,503"));
-  RecordingListener l;
-  Submit(kHonda, &l);
-  auto end = l.WaitTerminal();
-  ASSERT_EQ(end->kind, "failed");
-  EXPECT_EQ(end->failure.reason, FailureReason::kUpstreamUnavailable);
-  EXPECT_TRUE(end->failure.retryable);
-  EXPECT_EQ(end->failure.attempts, 3);
-  EXPECT_GE(end->failure.retry_delay, kBase);
-  EXPECT_EQ(end->failure.last_error->http_status, 503);
-  ASSERT_TRUE(Idle());
-  EXPECT_EQ(fake_->RequestCount(kHonda), 3);
-}
-
-TEST_F(EngineTest, RetryAfterIsAFloor) {
-  MakeEngine();
-  fake_->Script(kHonda, Steps("429:1"));
-  RecordingListener l;
-  Submit(kHonda, &l);
-  auto end = l.WaitTerminal();
-  ASSERT_EQ(end->kind, "done");
-  auto requests = fake_->RequestsFor(kHonda);
-  ASSERT_EQ(requests.size(), 2u);
-  EXPECT_GE(requests[1].time - requests[0].time, absl::Seconds(1));
-  EXPECT_GE(l.events()[1].retrying.next_delay, absl::Seconds(1));
-}
-
-// A 200 maintenance page that says when to come back is not tried again
-// sooner (kCap is far below its second).
-TEST_F(EngineTest, RetryAfterOnAMaintenancePageIsAFloor) {
-  MakeEngine();
-  fake_->Script(kHonda, Steps("html:1"));
-  RecordingListener l;
-  Submit(kHonda, &l);
-  auto end = l.WaitTerminal();
-  ASSERT_EQ(end->kind, "done");
-  EXPECT_EQ(end->result->attempts, 2);
-  auto requests = fake_->RequestsFor(kHonda);
-  ASSERT_EQ(requests.size(), 2u);
-  EXPECT_EQ(requests[0].served, "html");
-  EXPECT_GE(requests[1].time - requests[0].time, absl::Seconds(1));
-  ASSERT_THAT(l.kinds(), ElementsAre("queued", "retrying", "done"));
-  // A copy: events() returns a temporary.
-  const Retrying retrying = l.events()[1].retrying;
-  EXPECT_EQ(retrying.error.kind, "bad_response");
-  EXPECT_GE(retrying.next_delay, absl::Seconds(1));
-}
-
-TEST_F(EngineTest, RetryAfterBeyondTheMaximumFailsRetryable) {
-  MakeEngine();
-  fake_->Script(kHonda, Steps("429:120"));
-  RecordingListener l;
-  Submit(kHonda, &l);
-  auto end = l.WaitTerminal();
-  ASSERT_EQ(end->kind, "failed");
-  EXPECT_EQ(end->failure.reason, FailureReason::kUpstreamUnavailable);
-  EXPECT_TRUE(end->failure.retryable);
-  EXPECT_EQ(end->failure.retry_delay, absl::Seconds(120));
-  EXPECT_EQ(fake_->RequestCount(kHonda), 1);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // each in front of a scripted upstream: one flight per VIN across them, the
 // owner's events relayed, takeover when an owner stops renewing its lease or
 // leaves, and going on alone when the fleet does not answer. With a real
-// Redis and HTTP: tests/fleet/fleet_test.cc.
+// Redis and HTTP: tests/fleet/fleet_flights_test.cc.
 #include <memory>
 #include <string>
 #include <vector>

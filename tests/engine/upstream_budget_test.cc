@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "manual_engine_fixture.h"
 #include "testing/recording_listener.h"
 #include "testing/scripted_upstream.h"
 #include "testing/vin_gen.h"
@@ -24,7 +25,7 @@ using testing_util::RecordingListener;
 using testing_util::ScriptedUpstream;
 using testing_util::ValidVin;
 
-class UpstreamBudgetTest : public testing::Test {
+class UpstreamBudgetTest : public ManualEngineTest {
  protected:
   static EngineOptions Options(double per_minute, double burst,
                                int batch_max) {
@@ -33,71 +34,10 @@ class UpstreamBudgetTest : public testing::Test {
     o.budget.burst = burst;
     o.upstream_batch_max = batch_max;
     o.max_upstream_concurrency = 1000;
+    // Different flights draw different jitter: 0.05, 0.15, ..., 0.95, ...
+    o.uniform = Cycling();
     return o;
   }
-
-  void Make(EngineOptions o) {
-    o.clock = &clock_;
-    // Different flights draw different jitter: 0.05, 0.15, ..., 0.95, ...
-    o.uniform = [this] { return 0.05 + 0.1 * (draws_++ % 10); };
-    auto upstream = std::make_unique<ScriptedUpstream>(&clock_);
-    upstream_ = upstream.get();
-    auto e = Engine::Create(std::move(o), std::move(upstream), LoopMode::kManual);
-    ASSERT_TRUE(e.ok()) << e.status();
-    engine_ = *std::move(e);
-    t0_ = clock_.Now();
-  }
-
-  RecordingListener* Submit(const std::string& vin,
-                            absl::Duration timeout = absl::InfiniteDuration()) {
-    listeners_.push_back(std::make_unique<RecordingListener>());
-    DecodeRequest r;
-    r.vin = vin;
-    r.timeout = timeout;
-    EXPECT_TRUE(engine_->Submit(r, listeners_.back().get()).ok());
-    return listeners_.back().get();
-  }
-
-  void Turn() {
-    for (int i = 0; i < 3; ++i) engine_->RunOnce();
-  }
-  // Moves the clock in 10 ms steps, running the loop at each, answering
-  // every request that is open with `reply` when given.
-  template <typename Fn>
-  void Run(absl::Duration d, Fn reply) {
-    const absl::Time end = clock_.Now() + d;
-    while (clock_.Now() < end) {
-      upstream_->ReplyAll(reply);
-      Turn();
-      clock_.Advance(absl::Milliseconds(10));
-    }
-    upstream_->ReplyAll(reply);
-    Turn();
-  }
-  void RunAnsweringOk(absl::Duration d) {
-    Run(d, [this](vpic::UpstreamClient::RequestId id) { return upstream_->Ok(id); });
-  }
-
-  // When each request was sent, relative to the start.
-  std::vector<absl::Duration> SendTimes() const {
-    std::vector<absl::Duration> out;
-    for (const auto& s : upstream_->sent()) out.push_back(s.at - t0_);
-    return out;
-  }
-  std::vector<std::string> SentVins() const {
-    std::vector<std::string> out;
-    for (const auto& s : upstream_->sent()) {
-      for (const auto& e : s.entries) out.push_back(e.vin);
-    }
-    return out;
-  }
-
-  retry::FakeClock clock_{absl::UnixEpoch() + absl::Hours(10)};
-  int draws_ = 0;
-  ScriptedUpstream* upstream_ = nullptr;
-  std::vector<std::unique_ptr<RecordingListener>> listeners_;
-  std::unique_ptr<Engine> engine_;
-  absl::Time t0_;
 };
 
 const absl::Duration kS = absl::Seconds(1);

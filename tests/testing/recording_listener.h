@@ -9,11 +9,17 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/optional.h"
 #include "engine/types.h"
+#include "retry/clock.h"
 
 namespace testing_util {
 
 class RecordingListener : public engine::DecodeListener {
  public:
+  // Events are stamped with `clock` (not owned; null: absl::Now()), e.g.
+  // the fake clock of an engine on one.
+  explicit RecordingListener(const retry::Clock* clock = nullptr)
+      : clock_(clock) {}
+
   struct Event {
     std::string kind;  // "queued", "retrying", "done", "failed"
     bool coalesced = false;
@@ -21,7 +27,7 @@ class RecordingListener : public engine::DecodeListener {
     engine::Retrying retrying;
     std::shared_ptr<const engine::DecodeResult> result;
     engine::Failure failure;
-    absl::Time at;
+    absl::Time at;  // when it came, on the listener's clock
   };
 
   void OnQueued(const engine::Queued& queued) override {
@@ -75,11 +81,12 @@ class RecordingListener : public engine::DecodeListener {
 
  private:
   void Add(Event e) {
-    e.at = absl::Now();
+    e.at = clock_ != nullptr ? clock_->Now() : absl::Now();
     absl::MutexLock lock(&mu_);
     events_.push_back(std::move(e));
   }
 
+  const retry::Clock* const clock_;
   mutable absl::Mutex mu_;
   std::vector<Event> events_ ABSL_GUARDED_BY(mu_);
 };

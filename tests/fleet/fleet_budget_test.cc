@@ -1,0 +1,128 @@
+// Fleet mode end to end: the replicas share one upstream budget in Redis
+// (DESIGN rules 9-11): the rate, a 429's pause, the retry budget in an
+// outage. The fixture is in fleet_test_fixture.h; the budget's table of
+// cases on a fake clock is budget_conformance_test.cc.
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "fake_vpic/fake_vpic.h"
+#include "fleet_test_fixture.h"
+#include "gtest/gtest.h"
+#include "testing/redis_probe.h"
+#include "testing/request_log.h"
+#include "testing/vin_gen.h"
+#include "vin/v1/vin.grpc.pb.h"
+
+namespace fleet_test {
+namespace {
+
+using testing_util::ValidVin;
+using vin::v1::DecodeResponse;
+
+TEST_F(FleetTest, ThreeReplicasTogetherKeepTheRate) {
+  server::ServerOptions o = Defaults();
+  o.engine.budget.rate_per_minute = 600;  // 10 a second, for the fleet
+  o.engine.budget.burst = 10;
+  StartReplicas(o);
+  constexpr int kVins = 900;
+  Calls calls;
+  for (int i = 0; i < kVins; ++i) {
+    calls.Start(stubs_[i % kReplicas].get(), ValidVin(1000 + i));
+  }
+  ASSERT_TRUE(calls.Wait());
+  int ok = 0;
+  for (const auto* c : calls.calls()) ok += c->status.ok();
+  EXPECT_EQ(ok, kVins);
+  EXPECT_EQ(fake_->TotalRequests(), kVins);
+  EXPECT_LE(testing_util::DensestSecond(fake_->Requests()), 10u + 10u)
+      << "no second holds more than the fleet's rate plus the burst";
+  for (const auto& s : servers_) {
+    EXPECT_GT(s->engine().Stats().upstream_requests, 0u);
+  }
+}
+
+TEST_F(FleetTest, A429OnOneReplicaPausesTheOthers) {
+  server::ServerOptions o = Defaults();
+  o.engine.budget.rate_per_minute = 6000;
+  StartReplicas(o);
+  const std::string first = ValidVin(3);
+  auto steps = fakevpic::Step::ParseList("429:2");
+  ASSERT_TRUE(steps.ok());
+  fake_->Script(first, *steps);
+  DecodeResponse a;
+  std::thread unary([&] { ASSERT_TRUE(Decode(0, first, &a).ok()); });
+  // The pause is in Redis once replica A has told it (it answers 429s with
+  // a script; the hash's `paused` is then in the future).
+  ASSERT_TRUE(WaitFor([&] {
+    auto paused =
+        testing_util::RedisCall(redis_.port(), {"HGET", "vin:budget", "paused"});
+    return paused.ok() && !paused->str.empty() && paused->str != "0";
+  }));
+  const absl::Time paused_at = fake_->Requests()[0].time;
+  DecodeResponse b, c;
+  ASSERT_TRUE(Decode(1, ValidVin(4), &b).ok());
+  ASSERT_TRUE(Decode(2, ValidVin(5), &c).ok());
+  unary.join();
+  const auto log = fake_->Requests();
+  ASSERT_EQ(log.size(), 4u);
+  for (size_t i = 1; i < log.size(); ++i) {
+    EXPECT_GE(log[i].time, paused_at + absl::Seconds(2))
+        << log[i].vin << " was asked during the fleet's pause";
+  }
+  EXPECT_EQ(servers_[1]->engine().Stats().pushbacks, 0u)
+      << "B never saw a 429 itself";
+}
+
+TEST_F(FleetTest, AnOutageCostsTheFleetAtMostATenthMoreThanWasAsked) {
+  server::ServerOptions o = Defaults();
+  o.engine.max_attempts = 4;
+  o.engine.budget.retry_ratio = 0.1;
+  o.engine.budget.retry_min_per_second = 1;
+  StartReplicas(o);
+  auto outage = fakevpic::Step::ParseList("503,503,503,503,503,503,503,503");
+  ASSERT_TRUE(outage.ok());
+  fake_->ScriptEveryVin(*outage);
+  constexpr int kVins = 300;
+  const absl::Time start = absl::Now();
+  Calls calls;
+  for (int i = 0; i < kVins; ++i) {
+    calls.Start(stubs_[i % kReplicas].get(), ValidVin(20000 + i));
+  }
+  ASSERT_TRUE(calls.Wait());
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  int unavailable = 0;
+  for (const auto* c : calls.calls()) {
+    unavailable += c->status.error_code() == grpc::StatusCode::UNAVAILABLE;
+  }
+  EXPECT_EQ(unavailable, kVins);
+  // One budget for the fleet: a tenth of the 300 first attempts, plus the
+  // floor (1/s over a 10 s window) once, not once per replica.
+  EXPECT_LE(fake_->TotalRequests(), 1.1 * kVins + 1 * std::max(seconds, 10.0))
+      << "over " << seconds << " s";
+  uint64_t refused = 0, retried = 0;
+  for (const auto& s : servers_) {
+    refused += s->engine().Stats().retries_refused;
+    retried += s->metrics().upstream_retries.value();
+  }
+  EXPECT_GT(refused, kVins / 2u);
+  // Every retry made was granted by the fleet's budget in Redis (where a
+  // grant is counted when spent, or, unspent, when granted).
+  auto ring = testing_util::RedisCall(redis_.port(),
+                                      {"HGETALL", "vin:budget:retries"});
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  long long granted = 0, firsts = 0;
+  for (size_t i = 0; i + 1 < ring->elements.size(); i += 2) {
+    // The ring's slots: s<k> (which period), f<k>, r<k>.
+    const long long v = std::stoll(ring->elements[i + 1].str);
+    const char field = ring->elements[i].str[0];
+    if (field == 'r') granted += v;
+    if (field == 'f') firsts += v;
+  }
+  EXPECT_EQ(firsts, kVins) << "every replica's first attempts are counted there";
+  EXPECT_GT(retried, 0u);
+  EXPECT_LE(static_cast<long long>(retried), granted);
+}
+
+}  // namespace
+}  // namespace fleet_test
