@@ -36,6 +36,10 @@ struct HttpResult {
   int http_status = 0;            // 0 when there was no HTTP answer
   std::string body;
   std::string retry_after;  // the Retry-After header's value, "" if none
+  // Requests libcurl sent for this transfer (CURLOPT_PREREQFUNCTION): 1,
+  // or more when it re-sent the request by itself (a reused connection
+  // reset before any answer byte) or followed a redirect; 0 when none left.
+  int requests_sent = 0;
 };
 
 // A failed attempt as callers see it (UpstreamError in the API).

@@ -27,6 +27,13 @@ struct Client::Transfer {
 
 namespace {
 
+// Called by libcurl just before it sends a request of the transfer: once
+// per request that leaves, also one it re-sends by itself.
+int OnRequestSent(void* result, char*, char*, int, int) {
+  ++static_cast<HttpResult*>(result)->requests_sent;
+  return CURL_PREREQFUNC_OK;
+}
+
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Client::Transfer*>(user);
   if (t->result.body.size() + size * n > t->max_body) {
@@ -218,6 +225,8 @@ Client::Transfer* Client::Begin(const std::string& url, Callback done) {
   curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, &t->result);
+  curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, OnRequestSent);
+  curl_easy_setopt(e, CURLOPT_PREREQDATA, &t->result);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
   curl_easy_setopt(e, CURLOPT_PRIVATE, t);
   return t;

@@ -122,6 +122,23 @@ TEST_F(ClientTest, ResetIsATransportReset) {
   EXPECT_EQ(r.http_status, 0);
 }
 
+TEST_F(ClientTest, ARequestLibcurlSendsAgainByItselfIsCounted) {
+  // A first transfer leaves its connection open; the next one goes on it,
+  // and the fake resets it without an answer byte. libcurl then sends the
+  // request again on a fresh connection by itself, and reports one success:
+  // vPIC was asked twice for one transfer.
+  HttpResult first = Fetch(*client_, kFord);
+  ASSERT_EQ(first.transport, Transport::kOk) << first.transport_message;
+  EXPECT_EQ(first.requests_sent, 1);
+  const std::string vin = "1HGCM82633A004352";
+  Script(vin, "reset");
+  HttpResult r = Fetch(*client_, vin);
+  EXPECT_EQ(r.transport, Transport::kOk) << r.transport_message;
+  EXPECT_EQ(r.http_status, 200);
+  EXPECT_EQ(fake_->RequestCount(vin), 2) << "the reset one and the re-sent one";
+  EXPECT_EQ(r.requests_sent, 2) << "both are counted";
+}
+
 TEST_F(ClientTest, HangEndsAtTheAttemptTimeout) {
   Script(kFord, "hang");
   HttpResult r = Fetch(*client_, kFord);
