@@ -230,10 +230,7 @@ void BatchCall::OnWriteDone(bool ok) {
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
-    if (queue_.front().terminal) {
-      --terminals_queued_;
-      RetireLocked();
-    }
+    if (queue_.front().terminal) RetireQueuedLocked();
     queue_.pop_front();
     if (!ok && !cancelled_) {
       cancelled_ = true;  // the client is gone
@@ -291,12 +288,14 @@ void BatchCall::CancelAllLocked() {
   }
   const size_t keep = writing_ ? 1 : 0;
   while (queue_.size() > keep) {
-    if (queue_.back().terminal) {
-      --terminals_queued_;
-      RetireLocked();
-    }
+    if (queue_.back().terminal) RetireQueuedLocked();
     queue_.pop_back();
   }
+}
+
+void BatchCall::RetireQueuedLocked() {
+  --terminals_queued_;
+  RetireLocked();
 }
 
 void BatchCall::RetireLocked() {

@@ -76,6 +76,9 @@ class BatchCall final
   // Queues an item's event; a terminal event also retires the item.
   void Emit(Item* item, grpc::ByteBuffer bytes, bool terminal);
   void CancelAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An item's terminal event left the queue (written, or dropped): its
+  // place in the window is free.
+  void RetireQueuedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RetireLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::optional<grpc::Status> AdvanceLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -30,6 +30,9 @@ namespace {
 // How long a line may wait for the writer when nothing hurries it.
 constexpr absl::Duration kFlushEvery = absl::Milliseconds(50);
 
+// Lines dropped because the queue was full, over the process's life.
+std::atomic<uint64_t> dropped_lines{0};
+
 // The lines waiting for stdout, and the one thread that writes them. The
 // writer wakes when a quarter of the queue is full, when a warning or worse
 // arrives, when the logger stops, or every kFlushEvery: a busy server wakes
@@ -58,15 +61,13 @@ class LineQueue {
     absl::MutexLock lock(&mu_);
     if (lines_.size() >= capacity_) {
       lines_.pop_front();
-      dropped_.fetch_add(1, std::memory_order_relaxed);
+      dropped_lines.fetch_add(1, std::memory_order_relaxed);
     }
     lines_.push_back(std::move(line));
     // The writer waits on this flag: while it is false, unlocking wakes
     // nobody.
     if (urgent || lines_.size() >= hurry_at_) hurry_ = true;
   }
-
-  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
   void Run() {
@@ -96,7 +97,6 @@ class LineQueue {
   std::deque<std::string> lines_ ABSL_GUARDED_BY(mu_);
   bool hurry_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::atomic<uint64_t> dropped_{0};
   std::thread thread_;  // last: it starts running in the constructor
 };
 
@@ -107,7 +107,6 @@ spdlog::level::level_enum min_level = spdlog::level::info;
 // spdlog's registry or its default logger).
 std::shared_ptr<LineQueue> queue;
 absl::Mutex logger_mu;  // guards `queue` while Stop drops it
-std::atomic<uint64_t> dropped_before_stop{0};
 
 // The level as spdlog names it ("warning"), coloured as spdlog colours it.
 std::string LevelText(spdlog::level::level_enum level) {
@@ -224,10 +223,7 @@ absl::Status Init(const std::string& level, const std::string& format,
   return absl::OkStatus();
 }
 
-uint64_t Dropped() {
-  absl::MutexLock lock(&logger_mu);
-  return queue != nullptr ? queue->dropped() : dropped_before_stop.load();
-}
+uint64_t Dropped() { return dropped_lines.load(std::memory_order_relaxed); }
 
 bool Stop(absl::Duration timeout) {
   auto done = std::make_shared<absl::Notification>();
@@ -235,7 +231,6 @@ bool Stop(absl::Duration timeout) {
   {
     absl::MutexLock lock(&logger_mu);
     stopping = std::move(queue);  // nothing new is queued
-    if (stopping != nullptr) dropped_before_stop = stopping->dropped();
   }
   std::thread([done, stopping = std::move(stopping)]() mutable {
     stopping.reset();  // writes out the queue and joins the writer

@@ -7,13 +7,11 @@
 namespace engine {
 namespace {
 
-// Whether `answer` is a cache answer whose vehicle and notes are only in its
-// bytes, so that the bytes, the VIN and the decode time make it again.
+// Whether `answer` is a cache answer with bytes: by DecodeResult's contract
+// its vehicle and notes are then only in the bytes, so that the bytes, the
+// VIN and the decode time make it again.
 bool OnlyBytes(const DecodeResult& answer) {
-  return answer.encoded != nullptr && answer.source == Source::kCache &&
-         answer.attempts == 0 && answer.notes.empty() &&
-         answer.vehicle.attributes.empty() && answer.vehicle.make.empty() &&
-         answer.vehicle.model.empty() && answer.vehicle.model_year == 0;
+  return answer.encoded != nullptr && answer.source == Source::kCache;
 }
 
 }  // namespace
