@@ -51,6 +51,13 @@ ABSL_FLAG(double, retry_budget_min, 1,
 ABSL_FLAG(absl::Duration, retry_after_max, absl::Seconds(60),
           "longest Retry-After waited out; a longer one fails the decode "
           "(retryable)");
+ABSL_FLAG(int, breaker_failures, 5,
+          "upstream requests failed in a row (unreachable or broken vPIC) "
+          "that open the circuit breaker (0: no breaker)");
+ABSL_FLAG(absl::Duration, breaker_cooldown, absl::Seconds(5),
+          "how long the open breaker waits before its one probe of vPIC");
+ABSL_FLAG(absl::Duration, breaker_cooldown_max, absl::Minutes(2),
+          "the longest cool-down, grown with jitter after each failed probe");
 ABSL_FLAG(int64_t, cache_capacity, 100000,
           "finished decodes kept in memory (0 disables the cache)");
 ABSL_FLAG(absl::Duration, cache_ttl, absl::Hours(24),
@@ -183,6 +190,9 @@ absl::StatusOr<server::ServerOptions> OptionsFromFlags() {
   e.attempt_timeout = absl::GetFlag(FLAGS_attempt_timeout);
   e.max_upstream_concurrency = absl::GetFlag(FLAGS_max_upstream_concurrency);
   e.retry_after_max = absl::GetFlag(FLAGS_retry_after_max);
+  e.breaker.failures = std::max(0, absl::GetFlag(FLAGS_breaker_failures));
+  e.breaker.cooldown = absl::GetFlag(FLAGS_breaker_cooldown);
+  e.breaker.cooldown_max = absl::GetFlag(FLAGS_breaker_cooldown_max);
   e.budget.rate_per_minute = absl::GetFlag(FLAGS_upstream_rate);
   e.budget.burst = absl::GetFlag(FLAGS_upstream_burst);
   e.budget.retry_ratio = absl::GetFlag(FLAGS_retry_budget);

@@ -22,6 +22,15 @@ struct UpstreamError {
   std::string message;
 };
 
+// What one upstream request's answer says of vPIC's health (DESIGN rule
+// 13), decided once by vpic::ClassifyRequest for the circuit breaker.
+enum class UpstreamHealth {
+  kAnswered,  // vPIC answered: a decode (sparse too), a rejection, a 429
+  kBroken,    // unreachable or broken: connect, DNS, reset, timeout,
+              // 500/502/503/504, a 200 that is not vPIC JSON
+  kNeutral,   // says nothing of vPIC (a local error: bad URL, TLS set-up)
+};
+
 enum class FailureReason {
   kInvalidVin,
   kUpstreamUnavailable,  // retries exhausted, or Retry-After too long

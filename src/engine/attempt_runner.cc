@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "engine/retry_policy.h"
+
 namespace engine {
 namespace {
 
@@ -38,7 +41,94 @@ AttemptRunner::AttemptRunner(Options options,
       observer_(observer),
       flights_(flights),
       gate_(budget, options.batch_max),
-      rate_reported_(options.configured_rate) {}
+      breaker_(options.breaker, options.breaker_uniform),
+      rate_reported_(options.configured_rate) {
+  metrics_->upstream_breaker_state.Set(0);
+}
+
+// ---- The breaker ----
+
+bool AttemptRunner::Refuses(absl::Time now) const {
+  switch (breaker_.state()) {
+    case upstream::BreakerState::kClosed:
+      return false;
+    case upstream::BreakerState::kHalfOpen:
+      return true;
+    case upstream::BreakerState::kOpen:
+      return now < breaker_.next_probe_at();
+  }
+  return false;
+}
+
+Failure AttemptRunner::Unreachable(absl::Time now, int attempts) const {
+  const absl::Duration wait =
+      breaker_.state() == upstream::BreakerState::kOpen
+          ? std::max(absl::ZeroDuration(), breaker_.next_probe_at() - now)
+          : breaker_.cooldown();  // the probe is out: at least this more
+  const absl::Time since =
+      clock_->WallNow() - (now - breaker_.unreachable_since());
+  Failure f{FailureReason::kUpstreamUnavailable,
+            absl::StrCat(
+                "vPIC is unreachable since ",
+                absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", since, absl::UTCTimeZone()),
+                " (the circuit breaker is open after ",
+                options_.breaker.failures, " failed requests in a row, the last: ",
+                DescribeUpstreamError(last_broken_),
+                "); the next probe of vPIC is in ", absl::FormatDuration(wait)),
+            true, attempts, last_broken_, wait};
+  return f;
+}
+
+void AttemptRunner::NoteBreaker(
+    absl::optional<upstream::Breaker::Transition> t) {
+  if (!t) return;
+  metrics_->upstream_breaker_state.Set(static_cast<double>(t->to));
+  metrics_->upstream_breaker_transitions[static_cast<size_t>(t->to)].Add();
+  if (observer_ != nullptr) {
+    const absl::Time now = clock_->Now();
+    const absl::Time since =
+        t->to == upstream::BreakerState::kClosed
+            ? absl::InfinitePast()
+            : clock_->WallNow() - (now - breaker_.unreachable_since());
+    observer_->OnBreakerChanged(
+        {t->from, t->to, since,
+         t->to == upstream::BreakerState::kOpen ? breaker_.next_probe_at() - now
+                                                : absl::ZeroDuration(),
+         DescribeUpstreamError(last_broken_)});
+  }
+  if (t->to == upstream::BreakerState::kClosed) {
+    // The backlog resumes from a fraction of the rate, climbing back as
+    // after a pushback.
+    if (budget_->OnRecovered(clock_->Now())) NoteRateChange(true);
+  } else if (t->to == upstream::BreakerState::kOpen) {
+    flights_->Unreachable();
+  }
+}
+
+AttemptRunner::Seq AttemptRunner::Enqueue(Ticket ticket, Seq place) {
+  const absl::Time now = clock_->Now();
+  const upstream::Breaker::Permit permit = breaker_.Ask(now);
+  if (permit == upstream::Breaker::Permit::kRefused) return 0;
+  const Seq seq = gate_.Enqueue(ticket, place);
+  if (permit == upstream::Breaker::Permit::kProbe) {
+    NoteBreaker(upstream::Breaker::Transition{upstream::BreakerState::kOpen,
+                                              upstream::BreakerState::kHalfOpen});
+    probe_place_ = seq;
+    probe_flight_ = ticket.flight_id;
+  }
+  return seq;
+}
+
+void AttemptRunner::Remove(Seq seq) {
+  if (seq == 0) return;
+  gate_.Remove(seq);
+  if (seq == probe_place_) {
+    // The probe left before it was sent: the next flight may probe.
+    probe_place_ = 0;
+    probe_flight_ = 0;
+    NoteBreaker(breaker_.OnProbeLost(clock_->Now()));
+  }
+}
 
 metrics::Endpoint AttemptRunner::EndpointOf(const Request& r) {
   return r.batch ? metrics::Endpoint::kBatch : metrics::Endpoint::kSingle;
@@ -73,6 +163,11 @@ void AttemptRunner::Start(std::vector<Ticket> tickets) {
   Request req;
   std::vector<vpic::BatchEntry> entries;
   for (Ticket& t : tickets) {
+    if (probe_place_ != 0 && t.flight_id == probe_flight_) {
+      req.probe = true;
+      probe_place_ = 0;
+      probe_flight_ = 0;
+    }
     if (!flights_->Sending(t)) continue;  // cannot happen: a stopped flight leaves the gate
     entries.push_back({t.key.vin, t.key.model_year});
     req.flights.push_back(std::move(t));
@@ -112,7 +207,9 @@ void AttemptRunner::Leave(RequestId id) {
     metrics_->upstream_requests[metrics::I(EndpointOf(it->second))]
                                [metrics::I(metrics::UpstreamResult::kCancelled)]
         .Add();
+    const bool probe = it->second.probe;
     requests_.erase(it);
+    if (probe) NoteBreaker(breaker_.OnProbeLost(clock_->Now()));
   }
 }
 
@@ -128,12 +225,42 @@ void AttemptRunner::OnDone(RequestId id, vpic::HttpResult result) {
       .Add();
   metrics_->upstream_request_duration[metrics::I(EndpointOf(req))].Observe(
       clock_->Now() - req.started);
+  if (result.requests_sent > 1) CountResent(req, result.requests_sent - 1);
   // What the answer says of vPIC as a whole comes first: a pushback
-  // delays the queue before the flights it carried retry into it.
+  // delays the queue before the flights it carried retry into it, and an
+  // open breaker answers them instead of a retry.
   ApplySignal(answer);
+  ApplyHealth(answer, req.probe);
   for (size_t i = 0; i < req.flights.size(); ++i) {
     flights_->Answered(req.flights[i], id, std::move(answer.outcomes[i]));
   }
+}
+
+// libcurl sent the request again by itself (a reused connection reset
+// before any answer byte): each extra send reached vPIC, so it is counted
+// as a request (a retryable one: the send before it broke) and as an
+// attempt of every flight it carried.
+void AttemptRunner::CountResent(const Request& req, int extra) {
+  counts_.requests += extra;
+  counts_.vins += extra * req.flights.size();
+  metrics_->upstream_vins.Add(extra * req.flights.size());
+  metrics_->upstream_requests[metrics::I(EndpointOf(req))]
+                             [metrics::I(metrics::UpstreamResult::kRetryable)]
+      .Add(extra);
+  for (const Ticket& t : req.flights) flights_->Resent(t, extra);
+}
+
+void AttemptRunner::ApplyHealth(const vpic::RequestOutcome& answer,
+                                bool probe) {
+  if (answer.health == vpic::UpstreamHealth::kBroken) {
+    last_broken_ = answer.outcomes.front().error;
+  }
+  if (probe) {
+    metrics_->upstream_breaker_probes[answer.health ==
+                                      vpic::UpstreamHealth::kAnswered]
+        .Add();
+  }
+  NoteBreaker(breaker_.OnResult(clock_->Now(), answer.health, probe));
 }
 
 void AttemptRunner::ApplySignal(const vpic::RequestOutcome& answer) {

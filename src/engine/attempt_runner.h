@@ -1,11 +1,13 @@
-// Attempts toward vPIC (DESIGN rules 9, 10 and 12): the flights queued at
-// the upstream gate, the requests in progress and the flights each
-// carries, the concurrency limit. It starts requests as the gate's tokens
-// and the limit allow, classifies each answer once (vpic::ClassifyRequest),
-// acts on what it says of vPIC as a whole (a pushback pauses everyone and
-// cuts the rate; an answer lets the rate climb back), counts it, and hands
-// each flight its own outcome. What an outcome means for a flight (done,
-// failed, retried) is the engine's.
+// Attempts toward vPIC (DESIGN rules 9, 10, 12 and 13): the flights queued
+// at the upstream gate, the requests in progress and the flights each
+// carries, the concurrency limit, the circuit breaker. It starts requests
+// as the breaker, the gate's tokens and the limit allow, classifies each
+// answer once (vpic::ClassifyRequest), acts on what it says of vPIC as a
+// whole (a pushback pauses everyone and cuts the rate; an answer lets the
+// rate climb back; broken answers in a row open the breaker, the probe's
+// answer closes or reopens it), counts it (the requests libcurl re-sent by
+// itself included), and hands each flight its own outcome. What an outcome
+// means for a flight (done, failed, retried) is the engine's.
 //
 // Loop thread only. Owns the gate and the vPIC client; the budget is the
 // engine's (not owned).
@@ -22,6 +24,7 @@
 #include "engine/types.h"
 #include "metrics/metrics.h"
 #include "retry/clock.h"
+#include "upstream/breaker.h"
 #include "upstream/upstream_budget.h"
 #include "upstream/upstream_gate.h"
 #include "vpic/upstream_client.h"
@@ -49,6 +52,13 @@ class AttemptRunner {
     // A pushback delayed every queued flight: waiters that can no longer
     // be served in time may leave.
     virtual void Delayed() = 0;
+    // The breaker opened: every flight that waits to send (queued, waiting
+    // for a retry or its stagger) leaves the live path now, with
+    // Unreachable(). Flights whose request is in progress wait for it.
+    virtual void Unreachable() = 0;
+    // Request `id`, which carried the flight, was sent `extra` more times
+    // by libcurl itself (rule 16): each is an attempt of the flight.
+    virtual void Resent(const Ticket& t, int extra) = 0;
   };
 
   struct Options {
@@ -56,6 +66,8 @@ class AttemptRunner {
     int batch_max = 50;
     double configured_rate = 0;  // --upstream_rate, per minute
     absl::Duration retry_after_max = absl::Seconds(60);
+    upstream::BreakerOptions breaker;
+    upstream::Breaker::Uniform breaker_uniform;  // tests only
   };
   // Counted since the start, for EngineStats.
   struct Counts {
@@ -72,11 +84,22 @@ class AttemptRunner {
 
   vpic::UpstreamClient& transport() { return *transport_; }
 
+  // ---- The breaker (rule 13) ----
+  // Whether a flight that wants to send now must leave the live path
+  // instead: the breaker is open before its probe is due, or half open.
+  bool Refuses(absl::Time now) const;
+  // The failure such a flight gets (UPSTREAM_UNAVAILABLE, retryable, with
+  // the time to the next probe), naming since when vPIC is unreachable.
+  Failure Unreachable(absl::Time now, int attempts) const;
+  upstream::BreakerState breaker_state() const { return breaker_.state(); }
+
   // ---- The gate ----
-  // Queues a flight at `place` (its first place, kept for its retries), or
-  // at the back; returns its place now.
-  Seq Enqueue(Ticket ticket, Seq place) { return gate_.Enqueue(ticket, place); }
-  void Remove(Seq seq) { gate_.Remove(seq); }
+  // Queues a flight for its next attempt at `place` (its first place, kept
+  // for its retries), or at the back, as the breaker allows: returns its
+  // place now, or 0 when the breaker refuses (see Refuses). The flight
+  // that finds the probe due is the probe.
+  Seq Enqueue(Ticket ticket, Seq place);
+  void Remove(Seq seq);
   absl::Time EstimatedStart(Seq seq, absl::Time now) const {
     return gate_.EstimatedStart(seq, now);
   }
@@ -102,6 +125,7 @@ class AttemptRunner {
     std::vector<std::string> vins;  // batch requests: as sent, in order
     size_t live = 0;                // flights still waiting for it
     bool batch = false;
+    bool probe = false;  // the breaker's probe
     absl::Time started;
   };
   void Start(std::vector<Ticket> tickets);
@@ -109,6 +133,9 @@ class AttemptRunner {
   void ApplySignal(const vpic::RequestOutcome& answer);
   void ApplyPushback(const vpic::Outcome& outcome);
   void NoteRateChange(bool cut);
+  void ApplyHealth(const vpic::RequestOutcome& answer, bool probe);
+  void NoteBreaker(absl::optional<upstream::Breaker::Transition> t);
+  void CountResent(const Request& req, int extra);
   static metrics::Endpoint EndpointOf(const Request& r);
 
   const Options options_;
@@ -119,6 +146,13 @@ class AttemptRunner {
   EngineObserver* const observer_;  // may be null
   Flights* const flights_;
   upstream::UpstreamGate gate_;
+  upstream::Breaker breaker_;
+  // The probe while it waits at the gate: its place (0 when none) and its
+  // flight.
+  Seq probe_place_ = 0;
+  uint64_t probe_flight_ = 0;
+  // The last broken answer, for the failures the breaker gives.
+  vpic::UpstreamError last_broken_;
   absl::flat_hash_map<RequestId, Request> requests_;
   Counts counts_;
   double rate_reported_;  // the effective rate last told the observer

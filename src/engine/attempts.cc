@@ -19,6 +19,10 @@ void Engine::EnqueueAttempt(Flight* f) {
   }
   f->state.retry_at = absl::InfinitePast();
   f->state.ticket = attempts_.Enqueue({f->key, f->id}, f->state.place);
+  if (f->state.ticket == 0) {  // the breaker is open
+    FailUnreachable(f, absl::nullopt);
+    return;
+  }
   f->state.place = f->state.ticket;
   const absl::Time start = attempts_.EstimatedStart(f->state.ticket, now);
   if (start > now) LeaveIfLate(f, start);
@@ -63,6 +67,36 @@ void Engine::Delayed() {
   }
 }
 
+// The breaker opened: nothing waits to send while it is open.
+void Engine::Unreachable() {
+  std::vector<Flight*> waiting;
+  table_.ForEachFlight([&](Flight* f) {
+    if (f->state.request == 0) waiting.push_back(f);
+  });
+  for (Flight* f : waiting) FailUnreachable(f, absl::nullopt);
+}
+
+void Engine::FailUnreachable(Flight* f,
+                             absl::optional<vpic::UpstreamError> error) {
+  Failure failure = attempts_.Unreachable(clock_->Now(), f->state.attempts);
+  if (error) {
+    failure.last_error = std::move(error);
+  } else if (f->state.last_retrying) {
+    failure.last_error = f->state.last_retrying->error;
+  }
+  FailFlight(f, std::move(failure));
+}
+
+void Engine::Resent(const AttemptRunner::Ticket& t, int extra) {
+  Flight* f = table_.Find(t.key, t.flight_id);
+  if (f == nullptr) return;
+  f->state.attempts += extra;
+  metrics_->upstream_retries.Add(extra);
+  // They were retries the budget did not grant: they spend it all the same.
+  const absl::Time now = clock_->Now();
+  for (int i = 0; i < extra; ++i) budget_->TryRetry(now);
+}
+
 void Engine::DetachFromRequest(Flight* f) {
   const AttemptRunner::RequestId id = f->state.request;
   if (id == 0) return;
@@ -98,6 +132,10 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
         f->state.attempts);
     failure.last_error = outcome.error;
     FailFlight(f, std::move(failure));
+    return;
+  }
+  if (attempts_.Refuses(now)) {  // no RETRYING for a retry that cannot come
+    FailUnreachable(f, outcome.error);
     return;
   }
   RetryInput in;

@@ -26,6 +26,13 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
     return absl::InvalidArgumentError(
         "retry base must be positive and no larger than the retry cap");
   }
+  if (options.breaker.failures > 0 &&
+      (options.breaker.cooldown <= absl::ZeroDuration() ||
+       options.breaker.cooldown_max < options.breaker.cooldown)) {
+    return absl::InvalidArgumentError(
+        "the breaker's cool-down must be positive and no longer than its "
+        "maximum (--breaker_cooldown, --breaker_cooldown_max)");
+  }
   if (options.max_attempts < 1) {
     return absl::InvalidArgumentError("max attempts must be at least 1");
   }
@@ -75,7 +82,8 @@ Engine::Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
                  options_.encoder, &scheduler_, &admitted_}),
       budget_(MakeBudget()),
       attempts_({options_.max_upstream_concurrency, options_.upstream_batch_max,
-                 options_.budget.rate_per_minute, options_.retry_after_max},
+                 options_.budget.rate_per_minute, options_.retry_after_max,
+                 options_.breaker, options_.uniform},
                 std::move(transport), budget_.get(), clock_, metrics_,
                 options_.observer, this),
       fleet_(options_.fleet == nullptr

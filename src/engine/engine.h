@@ -59,6 +59,8 @@ struct EngineOptions {
   int upstream_batch_max = 50;
   // A longer Retry-After is not waited out: the decode fails, retryable.
   absl::Duration retry_after_max = absl::Seconds(60);
+  // The circuit breaker in front of vPIC (rule 13); failures 0 turns it off.
+  upstream::BreakerOptions breaker;
   size_t cache_capacity = 100000;  // 0 disables the cache
   absl::Duration cache_ttl = absl::Hours(24);
   // Waiters admitted at once, all callers together; beyond it, OVERLOADED.
@@ -269,6 +271,10 @@ class Engine : private AttemptRunner::Flights,
   void Answered(const AttemptRunner::Ticket& t, AttemptRunner::RequestId id,
                 vpic::Outcome outcome) override;
   void Delayed() override;
+  void Unreachable() override;
+  void Resent(const AttemptRunner::Ticket& t, int extra) override;
+  // The flight leaves the live path because the breaker is open.
+  void FailUnreachable(Flight* f, absl::optional<vpic::UpstreamError> error);
   void HandleOutcome(Flight* f, vpic::Outcome outcome);
   void ScheduleRetry(Flight* f, const vpic::Outcome& outcome);
   // Leaves the request the flight's attempt is in; the request is aborted

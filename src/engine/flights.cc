@@ -93,6 +93,10 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
 
 void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
   const absl::Time now = clock_->Now();
+  if (attempts_.Refuses(now)) {  // the breaker is open: no attempt at all
+    FailUnreachable(f, absl::nullopt);
+    return;
+  }
   // The retry budget counts the first attempts callers asked for when
   // they ask, also while they wait for the rate cap: a backlog sent in
   // batches would otherwise leave no budget for one failed batch.

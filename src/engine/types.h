@@ -10,6 +10,7 @@
 #include "absl/types/optional.h"
 #include "domain/decode_result.h"
 #include "domain/failure.h"
+#include "upstream/breaker.h"
 #include "vin/vin.h"
 #include "vpic/classify.h"
 #include "vpic/vehicle.h"
@@ -91,6 +92,16 @@ struct FlightSummary {
   std::vector<CallerInfo> callers;  // the first few of them
 };
 
+// The circuit breaker in front of vPIC changed state (DESIGN rule 13).
+struct BreakerChange {
+  upstream::BreakerState from;
+  upstream::BreakerState to;
+  // Wall time since when vPIC is unreachable; InfinitePast once closed.
+  absl::Time unreachable_since;
+  absl::Duration next_probe;  // to open: the wait until the probe may go
+  std::string last_error;     // the last broken answer, described
+};
+
 // Hooks for logging and metrics, called on the loop thread; must not block.
 class EngineObserver {
  public:
@@ -106,6 +117,7 @@ class EngineObserver {
   virtual void OnUpstreamRateChanged(double per_minute, double configured) {}
   // The retry budget refused a retry of this flight (DESIGN rule 11).
   virtual void OnRetryRefused(const std::string& vin, absl::Duration delay) {}
+  virtual void OnBreakerChanged(const BreakerChange& change) {}
 };
 
 }  // namespace engine

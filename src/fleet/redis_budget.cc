@@ -244,20 +244,34 @@ absl::Time RedisBudget::StartOfRequest(absl::Time now, double n) const {
 }
 
 bool RedisBudget::OnPushback(absl::Time now, absl::Duration pause) {
+  return Cut(now, local_.OnPushback(now, pause), pause, 0);
+}
+
+bool RedisBudget::OnRecovered(absl::Time now) {
+  return Cut(now, local_.OnRecovered(now), absl::ZeroDuration(),
+             upstream::kRecoveryShare);
+}
+
+bool RedisBudget::Cut(absl::Time now, bool changed, absl::Duration pause,
+                      double share) {
   // At once here; the fleet hears of it through the shared hash.
-  bool changed = local_.OnPushback(now, pause);
   granted_ = 0;
   shared_paused_until_ = std::max(shared_paused_until_, now + pause);
   if (client_->up()) {
     const double before = shared_rate_;
     const double conf = options_.rate_per_minute;
-    if (conf > 0) shared_rate_ = std::max(1.0, std::min(shared_rate_, conf) / 2);
+    if (conf > 0) {
+      shared_rate_ =
+          share == 0 ? std::max(1.0, std::min(shared_rate_, conf) / 2)
+                     : std::min(shared_rate_, std::max(1.0, conf * share));
+    }
     shared_raised_ = shared_paused_until_;  // the climb starts after the pause
     if (shared_) changed = shared_rate_ != before;
+    const int64_t pause_ms =
+        share == 0 ? std::max<int64_t>(1, absl::ToInt64Milliseconds(pause)) : 0;
     client_->Command(
-        {"EVAL", kPushback, "1", key_, Num(conf),
-         absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(pause))),
-         FleetNow()},
+        {"EVAL", kPushback, "1", key_, Num(conf), absl::StrCat(pause_ms),
+         FleetNow(), share == 0 ? std::string("halve") : Num(share)},
         OnLoop([this](RedisClient::Reply r) {
           if (!r.ok() || r->type != RedisValue::Type::kArray ||
               r->elements.size() != 2) {

@@ -70,6 +70,7 @@ class RedisBudget final : public upstream::UpstreamBudget {
   bool TryRetry(absl::Time now) override;
   bool OnPushback(absl::Time now, absl::Duration pause) override;
   bool OnSuccess(absl::Time now) override;
+  bool OnRecovered(absl::Time now) override;
   double EffectiveRatePerMinute() const override;
   absl::Time PausedUntil() const override;
 
@@ -79,6 +80,10 @@ class RedisBudget final : public upstream::UpstreamBudget {
   int pending() const { return pending_; }
 
  private:
+  // A pushback (share 0: the rate halves, `pause`) or the recovery after an
+  // outage (the rate resumes from `share` of the configured one), here at
+  // once and in the shared hash; `changed`: the local budget's rate moved.
+  bool Cut(absl::Time now, bool changed, absl::Duration pause, double share);
   // A retry Redis granted this replica and that it has not spent.
   struct Grant {
     int64_t slot;        // the fleet's slot it is counted in

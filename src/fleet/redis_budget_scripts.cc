@@ -64,13 +64,22 @@ return {granted, wait, math.max(0, paused - now), fmt(rate), raised - now})lua";
 // A 429 (or 503 with Retry-After) somewhere in the fleet: every replica
 // pauses until ARGV[2] ms from now, the rate halves (never below 1 a
 // minute), and the bucket refills from the end of the pause, where the
-// climb back starts too. Returns {ms left of the pause, effective rate}.
+// climb back starts too. With ARGV[4] a share instead of "halve", vPIC
+// answers again after an outage (rule 13): the rate resumes from that share
+// of the configured one (or less when already lower), with no pause
+// (ARGV[2] 0) and no burst. Returns {ms left of the pause, effective rate}.
 const char kPushback[] = VIN_FLEET_NOW(3) R"lua(
 local conf = tonumber(ARGV[1])
 local h = redis.call('HMGET', KEYS[1], 'rate', 'paused')
 local rate = tonumber(h[1]) or conf
 local paused = math.max(tonumber(h[2]) or 0, now + tonumber(ARGV[2]))
-if conf > 0 then rate = math.max(1, math.min(rate, conf) / 2) end
+if conf > 0 then
+  if ARGV[4] == 'halve' then
+    rate = math.max(1, math.min(rate, conf) / 2)
+  else
+    rate = math.min(rate, math.max(1, conf * tonumber(ARGV[4])))
+  end
+end
 redis.call('HSET', KEYS[1], 'tokens', '0', 'ts', fmt(paused),
            'rate', fmt(rate), 'paused', fmt(paused), 'raised', fmt(paused))
 redis.call('PEXPIRE', KEYS[1], 3600000)

@@ -109,6 +109,12 @@ struct ServiceMetrics {
   Counter retry_budget_refused;
   Counter upstream_pushback;
   Gauge upstream_rate_per_minute;  // effective; 0 when unlimited
+  // The circuit breaker (rule 13): its state (0 closed, 1 open, 2 half
+  // open), the transitions into each state, its probes by result (0
+  // failed, 1 answered).
+  Gauge upstream_breaker_state;
+  Counter upstream_breaker_transitions[3];
+  Counter upstream_breaker_probes[2];
 
   Counter coalesced_waiters;
   Counter cache_hits;

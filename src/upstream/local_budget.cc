@@ -14,6 +14,13 @@ bool LocalBudget::OnPushback(absl::Time now, absl::Duration pause) {
   return changed;
 }
 
+bool LocalBudget::OnRecovered(absl::Time now) {
+  bucket_.HoldUntil(now);  // no burst: the backlog starts at the new rate
+  if (!pushback_.OnRecovered(now)) return false;
+  bucket_.SetRate(pushback_.rate_per_minute() / 60, now);
+  return true;
+}
+
 bool LocalBudget::OnSuccess(absl::Time now) {
   if (!pushback_.OnSuccess(now)) return false;
   bucket_.SetRate(pushback_.rate_per_minute() / 60, now);

@@ -24,6 +24,7 @@ class LocalBudget final : public UpstreamBudget {
   bool TryRetry(absl::Time now) override { return retries_.TryRetry(now); }
   bool OnPushback(absl::Time now, absl::Duration pause) override;
   bool OnSuccess(absl::Time now) override;
+  bool OnRecovered(absl::Time now) override;
   double EffectiveRatePerMinute() const override {
     return pushback_.rate_per_minute();
   }

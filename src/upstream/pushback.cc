@@ -20,6 +20,16 @@ bool Pushback::OnPushback(absl::Time now, absl::Duration pause) {
   return changed;
 }
 
+bool Pushback::OnRecovered(absl::Time now) {
+  last_raise_ = std::max(last_raise_, now);
+  if (configured_ <= 0) return false;
+  const double resumed =
+      std::min(rate_, std::max(kMinPerMinute, configured_ * kRecoveryShare));
+  const bool changed = resumed != rate_;
+  rate_ = resumed;
+  return changed;
+}
+
 bool Pushback::OnSuccess(absl::Time now) {
   if (configured_ <= 0 || rate_ >= configured_) return false;
   const double minutes =

@@ -14,6 +14,9 @@
 
 namespace upstream {
 
+// The share of the configured rate the rate resumes from after an outage.
+inline constexpr double kRecoveryShare = 0.1;
+
 class Pushback {
  public:
   // `per_minute` <= 0: unlimited; pauses still apply, and there is no rate
@@ -25,6 +28,10 @@ class Pushback {
   bool OnPushback(absl::Time now, absl::Duration pause);
   // A request succeeded at `now`. Returns whether the effective rate changed.
   bool OnSuccess(absl::Time now);
+  // vPIC answers again after an outage (the circuit breaker closed, rule
+  // 13): the rate resumes from kRecoveryShare of the configured one (or
+  // less, when already lower) and climbs back as after a pushback.
+  bool OnRecovered(absl::Time now);
 
   // The effective rate in requests per minute (<= 0: unlimited).
   double rate_per_minute() const { return rate_; }

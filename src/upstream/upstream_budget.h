@@ -50,6 +50,10 @@ class UpstreamBudget {
   // A request was answered with a decode. Returns whether the effective
   // rate changed.
   virtual bool OnSuccess(absl::Time now) = 0;
+  // vPIC answers again after an outage (rule 13): the rate resumes from a
+  // fraction of the configured one (Pushback::OnRecovered). Returns
+  // whether the effective rate changed.
+  virtual bool OnRecovered(absl::Time now) = 0;
 
   // Requests per minute allowed now (<= 0: unlimited).
   virtual double EffectiveRatePerMinute() const = 0;

@@ -117,14 +117,19 @@ Outcome Classify(const HttpResult& r, absl::Time now) {
   return out;
 }
 
-std::vector<Outcome> ClassifyBatch(const HttpResult& r, absl::Time now,
-                                   const std::vector<std::string>& vins) {
+namespace {
+
+// ClassifyBatch; `answered` tells whether the body was a vPIC answer.
+std::vector<Outcome> ClassifyBatchAnswer(const HttpResult& r, absl::Time now,
+                                         const std::vector<std::string>& vins,
+                                         bool* answered) {
   absl::optional<Outcome> whole = ClassifyFailure(r, now);
   absl::StatusOr<std::vector<BatchResult>> results;
   if (!whole) {
     results = ParseDecodeVinValuesBatch(r.body);
     if (!results.ok()) whole = BadResponse(results.status(), r, now);
   }
+  *answered = !whole.has_value();
   if (whole) return std::vector<Outcome>(vins.size(), *whole);
   absl::flat_hash_map<std::string, BatchResult*> by_vin;
   for (BatchResult& result : *results) by_vin.try_emplace(result.vin, &result);
@@ -151,14 +156,49 @@ std::vector<Outcome> ClassifyBatch(const HttpResult& r, absl::Time now,
   return out;
 }
 
+// What the answer says of vPIC's health (rule 13). `vpic_body`: a 200's
+// body was vPIC JSON.
+UpstreamHealth HealthOf(const HttpResult& r, bool vpic_body) {
+  switch (r.transport) {
+    case Transport::kOk:
+      break;
+    case Transport::kFatal:
+      return UpstreamHealth::kNeutral;  // ours to fix, not vPIC's
+    default:
+      return UpstreamHealth::kBroken;  // unreachable, or not vPIC JSON
+  }
+  switch (r.http_status) {
+    case 200:
+      return vpic_body ? UpstreamHealth::kAnswered : UpstreamHealth::kBroken;
+    case 500:
+    case 502:
+    case 503:
+    case 504:
+      return UpstreamHealth::kBroken;
+    default:
+      return UpstreamHealth::kAnswered;  // a 429, or a rejection
+  }
+}
+
+}  // namespace
+
+std::vector<Outcome> ClassifyBatch(const HttpResult& r, absl::Time now,
+                                   const std::vector<std::string>& vins) {
+  bool answered = false;
+  return ClassifyBatchAnswer(r, now, vins, &answered);
+}
+
 RequestOutcome ClassifyRequest(const HttpResult& r, absl::Time now,
                                const std::vector<std::string>* batch_vins) {
   RequestOutcome out;
+  bool vpic_body = false;
   if (batch_vins != nullptr) {
-    out.outcomes = ClassifyBatch(r, now, *batch_vins);
+    out.outcomes = ClassifyBatchAnswer(r, now, *batch_vins, &vpic_body);
   } else {
     out.outcomes.push_back(Classify(r, now));
+    vpic_body = out.outcomes.front().verdict == Outcome::Verdict::kDecoded;
   }
+  out.health = HealthOf(r, vpic_body);
   if (out.outcomes.empty() || r.transport != Transport::kOk) return out;
   const Outcome& first = out.outcomes.front();
   if (r.http_status == 429 || (r.http_status == 503 && first.retry_after)) {

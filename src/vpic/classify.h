@@ -82,9 +82,16 @@ enum class Signal {
   kAnswered,  // a 200 whose (first) result decoded: the rate may climb back
 };
 
+using UpstreamHealth = domain::UpstreamHealth;
+
 struct RequestOutcome {
   std::vector<Outcome> outcomes;  // one per VIN sent, in the order sent
   Signal signal = Signal::kNone;
+  // For the circuit breaker (rule 13): broken for a transport failure
+  // (but a fatal one: neutral), a 500/502/503/504, or a 200 whose body is
+  // not vPIC JSON (a batch answer missing some VINs is still an answer);
+  // answered otherwise (a 429 too: that is rule 10's pushback).
+  UpstreamHealth health = UpstreamHealth::kAnswered;
 };
 
 // Classifies one request: a single DecodeVinValues when `batch_vins` is

@@ -37,6 +37,10 @@ struct RecordingFlights : AttemptRunner::Flights {
                                                                  : "reject"));
   }
   void Delayed() override { log.push_back("delayed"); }
+  void Unreachable() override { log.push_back("unreachable"); }
+  void Resent(const Ticket& t, int extra) override {
+    log.push_back("resent " + t.key.vin + " " + std::to_string(extra));
+  }
   std::vector<std::string> log;
 };
 

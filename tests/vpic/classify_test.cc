@@ -165,6 +165,56 @@ TEST(ClassifyRequest, ABatchGetsOneOutcomePerVinAndOneSignal) {
   EXPECT_EQ(failed.outcomes.size(), 2u);
 }
 
+// What a request's answer says of vPIC's health, for the circuit breaker
+// (rule 13): unreachable or broken, or answered (a 429 and a rejection
+// are answers), decided once here.
+TEST(ClassifyRequest, HealthOfTheWholeAnswer) {
+  using H = UpstreamHealth;
+  struct Case {
+    const char* name;
+    HttpResult result;
+    H want;
+  };
+  const Case cases[] = {
+      {"decoded 200", Http(200, kVpicBody), H::kAnswered},
+      {"sparse 200 is an answer", Http(200, kSparseBody), H::kAnswered},
+      {"429 is pushback, not broken", Http(429, "", "5"), H::kAnswered},
+      {"404 rejection is an answer", Http(404, ""), H::kAnswered},
+      {"400 rejection is an answer", Http(400, ""), H::kAnswered},
+      {"501 is a rejection", Http(501, ""), H::kAnswered},
+      {"500", Http(500, ""), H::kBroken},
+      {"502", Http(502, ""), H::kBroken},
+      {"503 with Retry-After", Http(503, "", "5"), H::kBroken},
+      {"504", Http(504, ""), H::kBroken},
+      {"maintenance page 200", Http(200, "<html>down</html>"), H::kBroken},
+      {"empty Results 200",
+       Http(200, R"({"Count":0,"Message":"x","SearchCriteria":"","Results":[]})"),
+       H::kBroken},
+      {"connect", Broken(Transport::kConnect), H::kBroken},
+      {"reset", Broken(Transport::kReset), H::kBroken},
+      {"timeout", Broken(Transport::kTimeout), H::kBroken},
+      {"too large", Broken(Transport::kTooLarge), H::kBroken},
+      {"fatal (ours)", Broken(Transport::kFatal), H::kNeutral},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ClassifyRequest(c.result, kNow, nullptr).health, c.want)
+        << c.name;
+  }
+  // A batch: its whole answer counts once; a VIN missing from a vPIC
+  // answer is that flight's bad_response, not a broken vPIC.
+  const std::vector<std::string> vins = {"A", "B"};
+  EXPECT_EQ(ClassifyRequest(Http(503, ""), kNow, &vins).health, H::kBroken);
+  EXPECT_EQ(ClassifyRequest(Http(200, "<html>"), kNow, &vins).health,
+            H::kBroken);
+  const RequestOutcome partial = ClassifyRequest(
+      Http(200,
+           R"({"Count":1,"Message":"ok","SearchCriteria":"",)"
+           R"("Results":[{"VIN":"A","Make":"FORD","ErrorCode":"0"}]})"),
+      kNow, &vins);
+  EXPECT_EQ(partial.health, H::kAnswered);
+  EXPECT_EQ(partial.outcomes[1].error.kind, "bad_response");
+}
+
 TEST(ParseRetryAfter, SecondsAndHttpDates) {
   EXPECT_EQ(ParseRetryAfter("120", kNow), absl::Seconds(120));
   EXPECT_EQ(ParseRetryAfter(" 0 ", kNow), absl::ZeroDuration());
