@@ -251,10 +251,9 @@ void DiskCache::Commit(std::vector<WriteOp> batch, bool purge) {
         continue;  // SQLite's busy timeout paced this attempt
       }
     }
-    const uint64_t puts = static_cast<uint64_t>(
-        std::count_if(batch.begin(), batch.end(), [](const WriteOp& op) {
-          return op.kind == WriteOp::kPut;
-        }));
+    const uint64_t puts = static_cast<uint64_t>(std::count_if(
+        batch.begin(), batch.end(),
+        [](const WriteOp& op) { return op.kind == WriteOp::kPut; }));
     dropped_.fetch_add(puts, std::memory_order_relaxed);
     if (!write_failing_ && warn_) {
       warn_(absl::StrCat("disk cache ", options_.path,

@@ -147,7 +147,10 @@ class DiskCache {
     uint64_t evicted = 0;    // rows deleted to fit max_bytes
     uint64_t expired = 0;    // rows deleted or Puts refused past keep_for
   };
-  Stats stats() const;  // any thread; atomics, each exact, not a snapshot
+  // Any thread. Each counter is read atomically; together they are not
+  // one snapshot (a caller that sees `committed` reach n also sees the
+  // other counters of those commits).
+  Stats stats() const;
 
  private:
   DiskCache(Options options, Warn warn);
@@ -177,7 +180,7 @@ class DiskCache {
 
   mutable absl::Mutex queue_mu_;
   std::deque<WriteOp> queue_ ABSL_GUARDED_BY(queue_mu_);
-  size_t queued_puts_ ABSL_GUARDED_BY(queue_mu_) = 0;  // Discards not counted
+  size_t queued_puts_ ABSL_GUARDED_BY(queue_mu_) = 0;   // Discards not counted
   absl::Time first_queued_ ABSL_GUARDED_BY(queue_mu_);  // absl::Now()
   bool stop_ ABSL_GUARDED_BY(queue_mu_) = false;
 

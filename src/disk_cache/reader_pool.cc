@@ -110,9 +110,9 @@ absl::Status ReaderPool::ForEachNewest(
       }
     }
   }
-  absl::Status status =
-      rc == SQLITE_DONE ? absl::OkStatus()
-                        : SqliteStatus((*r)->db.get(), rc, "reading rows");
+  absl::Status status = rc == SQLITE_DONE
+                            ? absl::OkStatus()
+                            : SqliteStatus((*r)->db.get(), rc, "reading rows");
   Return(std::move(*r));
   return status;
 }

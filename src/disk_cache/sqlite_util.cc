@@ -8,9 +8,10 @@ namespace disk_cache {
 absl::Status SqliteStatus(sqlite3* db, int rc, absl::string_view what) {
   // The connection's message is more precise than the code's, when it is
   // about this code.
-  const char* why = (db != nullptr && (sqlite3_errcode(db) & 0xff) == (rc & 0xff))
-                        ? sqlite3_errmsg(db)
-                        : sqlite3_errstr(rc);
+  const char* why =
+      (db != nullptr && (sqlite3_errcode(db) & 0xff) == (rc & 0xff))
+          ? sqlite3_errmsg(db)
+          : sqlite3_errstr(rc);
   std::string message = absl::StrCat(what, ": ", why);
   switch (rc & 0xff) {
     case SQLITE_BUSY:
@@ -40,8 +41,8 @@ absl::StatusOr<Connection> OpenConnection(const std::string& path, int flags,
     return SqliteStatus(db.get(), rc, absl::StrCat("cannot open ", path));
   }
   sqlite3_extended_result_codes(db.get(), 1);
-  sqlite3_busy_timeout(db.get(),
-                       static_cast<int>(absl::ToInt64Milliseconds(busy_timeout)));
+  sqlite3_busy_timeout(
+      db.get(), static_cast<int>(absl::ToInt64Milliseconds(busy_timeout)));
   return db;
 }
 

@@ -65,15 +65,15 @@ absl::StatusOr<Verdict> QueryFailed(sqlite3* db, const std::string& path,
                                     const absl::Status& status) {
   const int code = sqlite3_errcode(db) & 0xff;
   if (code == SQLITE_NOTADB) {
-    return Broken(absl::StrCat("is not a SQLite database (",
-                               sqlite3_errmsg(db), ")"));
+    return Broken(
+        absl::StrCat("is not a SQLite database (", sqlite3_errmsg(db), ")"));
   }
   if (code == SQLITE_CORRUPT) {
     return Broken(absl::StrCat("is a damaged SQLite database (",
                                sqlite3_errmsg(db), ")"));
   }
-  return absl::Status(status.code(), absl::StrCat("disk cache ", path, ": ",
-                                                  status.message()));
+  return absl::Status(
+      status.code(), absl::StrCat("disk cache ", path, ": ", status.message()));
 }
 
 absl::StatusOr<Verdict> Inspect(const std::string& path) {
@@ -95,12 +95,12 @@ absl::StatusOr<Verdict> Inspect(const std::string& path) {
   if (!opened.ok()) {
     if (!absl::IsDataLoss(opened.status()) &&
         !absl::IsFailedPrecondition(opened.status())) {
-      return absl::Status(opened.status().code(),
-                          absl::StrCat("disk cache ", path, ": ",
-                                       opened.status().message()));
+      return absl::Status(
+          opened.status().code(),
+          absl::StrCat("disk cache ", path, ": ", opened.status().message()));
     }
-    return Broken(absl::StrCat("cannot be opened (",
-                               opened.status().message(), ")"));
+    return Broken(
+        absl::StrCat("cannot be opened (", opened.status().message(), ")"));
   }
   sqlite3* db = opened->get();
   if (sqlite3_db_readonly(db, "main") == 1) return Broken("is not writable");
@@ -232,8 +232,8 @@ absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
     std::filesystem::create_directories(parent, ec);
     if (ec) {
       return absl::FailedPreconditionError(
-          absl::StrCat("cannot create the directory of disk cache ", path,
-                       ": ", ec.message()));
+          absl::StrCat("cannot create the directory of disk cache ", path, ": ",
+                       ec.message()));
     }
   }
   absl::StatusOr<Verdict> verdict = Inspect(path);

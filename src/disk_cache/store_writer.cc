@@ -42,8 +42,8 @@ absl::StatusOr<std::unique_ptr<StoreWriter>> StoreWriter::Create(
   return w;
 }
 
-absl::Status StoreWriter::Run(
-    sqlite3_stmt* stmt, const std::function<void(sqlite3_stmt*)>& row) {
+absl::Status StoreWriter::Run(sqlite3_stmt* stmt,
+                              const std::function<void(sqlite3_stmt*)>& row) {
   ScopedReset reset(stmt);
   int rc;
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
@@ -147,8 +147,8 @@ absl::Status StoreWriter::Put(const WriteOp& op, const WriteLimits& limits,
   bool keep_stored = false;
   sqlite3_bind_int64(find_.get(), 1, op.id);
   absl::Status s = Run(find_.get(), [&](sqlite3_stmt* r) {
-    const bool same_key =
-        ColumnBytes(r, 0) == row.vin && sqlite3_column_int(r, 1) == row.model_year;
+    const bool same_key = ColumnBytes(r, 0) == row.vin &&
+                          sqlite3_column_int(r, 1) == row.model_year;
     if (same_key && sqlite3_column_int64(r, 2) > decode_ns) {
       keep_stored = true;  // a later decode of this key is stored already
       return;

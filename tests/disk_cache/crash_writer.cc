@@ -33,8 +33,9 @@ int main(int argc, char** argv) {
   options.path = argv[1];
   options.commit_interval = absl::Milliseconds(5);
   options.batch_rows = 64;
-  auto cache = disk_cache::DiskCache::Open(
-      options, [](const std::string& w) { fprintf(stderr, "%s\n", w.c_str()); });
+  auto cache = disk_cache::DiskCache::Open(options, [](const std::string& w) {
+    fprintf(stderr, "%s\n", w.c_str());
+  });
   if (!cache.ok()) {
     fprintf(stderr, "%s\n", cache.status().ToString().c_str());
     return 1;

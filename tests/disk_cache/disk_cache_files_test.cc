@@ -35,7 +35,8 @@ class BrokenFileTest : public DiskCacheTest {
       ASSERT_NE(cache, nullptr);
       const std::vector<std::string> w = warnings_.lines();
       ASSERT_EQ(w.size(), 1u);
-      EXPECT_TRUE(absl::StartsWith(w[0], absl::StrCat("disk cache ", path_, " ")))
+      EXPECT_TRUE(
+          absl::StartsWith(w[0], absl::StrCat("disk cache ", path_, " ")))
           << w[0];
       EXPECT_TRUE(absl::StrContains(w[0], problem)) << w[0];
       const std::string marker = "; moved it to ";
@@ -46,7 +47,9 @@ class BrokenFileTest : public DiskCacheTest {
       EXPECT_TRUE(absl::StartsWith(aside_, path_ + ".broken-")) << aside_;
       EXPECT_TRUE(absl::EndsWith(w[0], " and started an empty store")) << w[0];
       ASSERT_TRUE(Exists(aside_));
-      if (!before.empty()) EXPECT_TRUE(ReadAll(aside_) == before);
+      if (!before.empty()) {
+        EXPECT_TRUE(ReadAll(aside_) == before);
+      }
 
       EXPECT_EQ(cache->stats().entries, 0u);
       PutRows(*cache, 20, base_);
@@ -90,7 +93,8 @@ TEST_F(BrokenFileTest, AStoreWithADamagedPage) {
   const std::string junk = RandomBytes(8 * 4096, 2);
   bytes.replace(bytes.size() / 2, junk.size(), junk);
   WriteAll(path_, bytes);
-  ExpectSetAsideAndReplaced("fails PRAGMA quick_check (*** in database main ***; Page ");
+  ExpectSetAsideAndReplaced(
+      "fails PRAGMA quick_check (*** in database main ***; Page ");
 }
 
 TEST_F(BrokenFileTest, AnotherProgramsDatabase) {

@@ -157,7 +157,8 @@ class DiskCacheTest : public ::testing::Test {
     ASSERT_TRUE(WaitCommitted(cache, before + n));
   }
 
-  const absl::Time base_ = absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()) - 3600);
+  const absl::Time base_ =
+      absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()) - 3600);
   std::string dir_;
   std::string path_;
   WarnLog warnings_;

@@ -195,11 +195,12 @@ TEST_F(DiskCacheTest, ADiscardedRowIsDeletedCountedAndNeverServedAgain) {
     PutRows(*cache, 5, base_);
   }
   const std::string garbage = "\x08\xff\xff\xff\xff\x0f garbage";
-  ASSERT_EQ(RawExec(path_, absl::StrCat("UPDATE entries SET value = x'",
-                                        "08ffffffff0f2067617262616765",
-                                        "', crc = ", disk_cache::Checksum(garbage),
-                                        " WHERE vin = '", TestVin(2), "'")),
-            "");
+  ASSERT_EQ(
+      RawExec(path_, absl::StrCat("UPDATE entries SET value = x'",
+                                  "08ffffffff0f2067617262616765",
+                                  "', crc = ", disk_cache::Checksum(garbage),
+                                  " WHERE vin = '", TestVin(2), "'")),
+      "");
   {
     auto cache = OpenCache();
     ASSERT_NE(cache, nullptr);
@@ -213,9 +214,10 @@ TEST_F(DiskCacheTest, ADiscardedRowIsDeletedCountedAndNeverServedAgain) {
     EXPECT_EQ(cache->stats().entries, 4u);
     EXPECT_TRUE(cache->Get(TestVin(3), 0).has_value());
   }
-  EXPECT_EQ(RawInt(path_, absl::StrCat("SELECT count(*) FROM entries WHERE vin = '",
-                                       TestVin(2), "'")),
-            0);
+  EXPECT_EQ(
+      RawInt(path_, absl::StrCat("SELECT count(*) FROM entries WHERE vin = '",
+                                 TestVin(2), "'")),
+      0);
   auto cache = OpenCache();
   ASSERT_NE(cache, nullptr);
   EXPECT_FALSE(cache->Get(TestVin(2), 0).has_value());
@@ -230,11 +232,15 @@ TEST_F(DiskCacheTest, ARowThatIsNotIntactIsNeverServed) {
     ASSERT_NE(cache, nullptr);
     PutRows(*cache, 5, base_);
   }
-  ASSERT_EQ(RawExec(path_, absl::StrCat("UPDATE entries SET value = x'00ff' "
-                                        "WHERE vin = '", TestVin(1), "';"
-                                        "UPDATE entries SET decode_time = 'soon' "
-                                        "WHERE vin = '", TestVin(3), "';")),
-            "");
+  ASSERT_EQ(
+      RawExec(path_, absl::StrCat("UPDATE entries SET value = x'00ff' "
+                                  "WHERE vin = '",
+                                  TestVin(1),
+                                  "';"
+                                  "UPDATE entries SET decode_time = 'soon' "
+                                  "WHERE vin = '",
+                                  TestVin(3), "';")),
+      "");
   auto cache = OpenCache();
   ASSERT_NE(cache, nullptr);
   EXPECT_FALSE(cache->Get(TestVin(1), 0).has_value());

@@ -126,7 +126,7 @@ TEST_F(DiskCacheTest, CloseCommitsWhatIsQueuedThenDropsPuts) {
     cache->Put(TestRow(10, base_));
     EXPECT_EQ(cache->stats().dropped, 1u);
     EXPECT_TRUE(cache->Get(TestVin(9), 0).has_value());  // reads go on
-    cache->Close();                                       // idempotent
+    cache->Close();                                      // idempotent
   }
   auto cache = OpenCache(o);
   ASSERT_NE(cache, nullptr);
@@ -149,7 +149,9 @@ TEST_F(DiskCacheTest, ConcurrentPutsAndReads) {
         const int earlier = t * kPerThread + k / 2;
         if (cache->MayContain(TestVin(earlier), 0)) {
           absl::optional<Row> row = cache->Get(TestVin(earlier), 0);
-          if (row.has_value()) EXPECT_EQ(row->value, TestValue(earlier));
+          if (row.has_value()) {
+            EXPECT_EQ(row->value, TestValue(earlier));
+          }
         }
         (void)cache->stats();
       }
@@ -170,8 +172,8 @@ TEST_F(DiskCacheTest, ConcurrentPutsAndReads) {
 TEST_F(DiskCacheTest, ASigkillLosesNothingCommittedAndLeavesNoHalfRow) {
   constexpr int kFirst = 2000;
   testing_util::Subprocess child;
-  ASSERT_TRUE(child.Start({DISK_CACHE_CRASH_WRITER, path_,
-                           std::to_string(kFirst)}));
+  ASSERT_TRUE(
+      child.Start({DISK_CACHE_CRASH_WRITER, path_, std::to_string(kFirst)}));
   ASSERT_TRUE(child.WaitForLine("^ready ", absl::Seconds(60)).has_value());
   // Killed once it has committed more since: with Puts and commits going on.
   ASSERT_TRUE(child.WaitForLine("^more ", absl::Seconds(60)).has_value());
