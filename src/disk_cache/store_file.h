@@ -1,0 +1,67 @@
+// The store's file: recognise it as ours, or set it aside and create an
+// empty one. Internal to disk_cache; called by DiskCache::Open only.
+//
+// The file is ours when its header's application_id is kApplicationId and
+// its user_version is kSchemaVersion, it passes `PRAGMA quick_check`, and its
+// table and index are there. A file with SQLite's header but no tables and
+// no application_id (an empty database, or one whose creation never
+// committed) is set up in place. Anything else is set aside.
+#ifndef VIN_DISK_CACHE_STORE_FILE_H_
+#define VIN_DISK_CACHE_STORE_FILE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "disk_cache/sqlite_util.h"
+
+namespace disk_cache {
+
+// "VINc" in the header's application_id (offset 68), so that `file(1)` and
+// this code tell the store from other SQLite databases.
+inline constexpr int32_t kApplicationId = 0x56494e63;
+inline constexpr int kSchemaVersion = 1;
+
+// The schema of version 1. The row id is KeyId(vin, model_year)
+// (row_key.h); times are Unix nanoseconds; `bytes` is RowBytes. The age
+// index serves eviction (oldest first), the keep_for purge, the newest-first
+// warm-up, and, covering (decode_time, bytes, id), the scan at Open.
+inline constexpr char kSchemaSql[] =
+    "CREATE TABLE entries ("
+    " id INTEGER PRIMARY KEY,"
+    " vin TEXT NOT NULL,"
+    " model_year INTEGER NOT NULL,"
+    " value BLOB NOT NULL,"
+    " crc INTEGER NOT NULL,"
+    " decode_time INTEGER NOT NULL,"
+    " stored_at INTEGER NOT NULL,"
+    " bytes INTEGER NOT NULL);"
+    "CREATE INDEX entries_by_age ON entries(decode_time, bytes);";
+
+// A warning for the operator (DiskCache::Open's `warn`).
+using Warn = std::function<void(const std::string&)>;
+
+// Opens the store at `path` for writing, in WAL mode with synchronous=NORMAL:
+// creates the file (and its directory) when missing; sets aside a file that
+// is not ours (see SetAside), naming it in one `warn`, and creates an empty
+// store in its place. Fails only when no store can be had at `path`: the
+// directory cannot be created, the file cannot be created or moved, another
+// connection holds it locked past the busy timeout, or an I/O error; the
+// status names `path`. `now` names the file set aside.
+absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
+                                         const Warn& warn, absl::Time now);
+
+// Moves `path` to `<path>.broken-<UTC time>` (`-2`, `-3`... when taken),
+// with its `-wal` and `-journal` files beside it under the new name so that
+// the copy stays readable, and deletes its `-shm`. Then warns: "disk cache
+// <path> <problem>; moved it to <aside> and started an empty store".
+// Returns the new name.
+absl::StatusOr<std::string> SetAside(const std::string& path,
+                                     const std::string& problem,
+                                     const Warn& warn, absl::Time now);
+
+}  // namespace disk_cache
+
+#endif  // VIN_DISK_CACHE_STORE_FILE_H_
