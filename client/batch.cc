@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/optional.h"
 #include "client/feed.h"
+#include "domain/failure.h"
 
 namespace vinctl {
 namespace {
@@ -62,6 +63,8 @@ class BatchRun {
   void ReadEvents(Stream* stream);
   // Returns whether the event finished its item.
   bool HandleEvent(const DecodeBatchResponse& event) ABSL_LOCKS_EXCLUDED(mu_);
+  void NoteUnreachable(const Outcome& outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Complete(int64_t index, Outcome outcome)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes out the finished records at the head of the order.
@@ -96,6 +99,7 @@ class BatchRun {
   absl::flat_hash_set<int64_t> retrying_ ABSL_GUARDED_BY(mu_);
   // Rows whose last event was a QUEUED saying they wait for the rate cap.
   absl::flat_hash_set<int64_t> waiting_for_rate_ ABSL_GUARDED_BY(mu_);
+  std::string unreachable_since_ ABSL_GUARDED_BY(mu_);
   bool reader_finished_ ABSL_GUARDED_BY(mu_) = false;
   bool output_failed_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;  // stops the progress thread
@@ -252,6 +256,7 @@ bool BatchRun::HandleEvent(const DecodeBatchResponse& event) {
 void BatchRun::Complete(int64_t index, Outcome outcome) {
   retrying_.erase(index);
   waiting_for_rate_.erase(index);
+  NoteUnreachable(outcome);
   if (outcome.done) {
     ++done_;
   } else {
@@ -259,6 +264,23 @@ void BatchRun::Complete(int64_t index, Outcome outcome) {
     ++failed_by_reason_[outcome.failure_reason];
   }
   slots_[index].outcome = std::move(outcome);
+}
+
+// Whether the server says vPIC is unreachable: the latest answer that
+// tells either way decides (a live vPIC answer says it is reachable).
+void BatchRun::NoteUnreachable(const Outcome& outcome) {
+  std::string since;
+  if (!outcome.done) {
+    since = domain::UnreachableSince(outcome.failure.message());
+  } else {
+    for (const auto& note : outcome.result.notes()) {
+      if (since.empty()) since = domain::UnreachableSince(note.message());
+    }
+    if (since.empty() && outcome.result.source() != vin::v1::SOURCE_VPIC) {
+      return;  // a cache or snapshot answer says nothing of vPIC
+    }
+  }
+  unreachable_since_ = since;
 }
 
 void BatchRun::Flush() {
@@ -304,6 +326,7 @@ void BatchRun::ShowProgress() {
     s.records_read = records_;
     s.bytes_read = bytes_read_;
     s.input_size = options_.input_size;
+    s.vpic_unreachable_since = unreachable_since_;
     s.elapsed = absl::Now() - start_;
     mu_.Unlock();
     *progress_ << '\r' << FormatProgressLine(s) << "\x1b[K" << std::flush;

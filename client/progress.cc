@@ -41,6 +41,10 @@ std::string FormatProgressLine(const ProgressSnapshot& s) {
     const absl::Duration eta = absl::Seconds(std::ceil(remaining / rate));
     absl::StrAppend(&line, ", ETA ", absl::FormatDuration(eta));
   }
+  if (!s.vpic_unreachable_since.empty()) {
+    absl::StrAppend(&line, "; vPIC unreachable since ",
+                    s.vpic_unreachable_since);
+  }
   return line;
 }
 

@@ -23,11 +23,15 @@ struct ProgressSnapshot {
   int64_t bytes_read = 0;
   int64_t input_size = 0;  // bytes; 0 when unknown (no ETA then)
   absl::Duration elapsed;
+  // Set while the latest answers say the server finds vPIC unreachable
+  // (its circuit breaker is open): since when, as the server wrote it.
+  std::string vpic_unreachable_since;
 };
 
 // "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap, 85/s,
 // ETA 1m12s" (the rate-cap count only when some wait, the ETA only when the
-// input size is known and something has finished).
+// input size is known and something has finished), then "; vPIC
+// unreachable since 2026-12-03T14:02:11Z" while the server says so.
 std::string FormatProgressLine(const ProgressSnapshot& s);
 
 // The outcome of a whole batch.

@@ -126,6 +126,10 @@ absl::optional<HealthService::Status> HealthService::StatusOf(
     return serving_ && fresh ? HealthCheckResponse::SERVING
                              : HealthCheckResponse::NOT_SERVING;
   }
+  if (service == kUpstreamService) {
+    return serving_ && upstream_reachable_ ? HealthCheckResponse::SERVING
+                                           : HealthCheckResponse::NOT_SERVING;
+  }
   return absl::nullopt;
 }
 
@@ -165,6 +169,15 @@ void HealthService::SetSnapshot(absl::optional<absl::Time> data_time) {
     absl::MutexLock lock(&mu_);
     snapshot_time_ = data_time;
     ++snapshot_changes_;
+  }
+  NotifyWatchers();
+}
+
+void HealthService::SetUpstreamReachable(bool reachable) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (upstream_reachable_ == reachable) return;
+    upstream_reachable_ = reachable;
   }
   NotifyWatchers();
 }

@@ -4,6 +4,9 @@
 //  - "vin.v1.VinDecoderService.snapshot": SERVING while an offline snapshot
 //    is loaded whose data is younger than the maximum age, NOT_SERVING
 //    otherwise (none loaded, or stale);
+//  - "vin.v1.VinDecoderService.upstream": SERVING while vPIC can be asked,
+//    NOT_SERVING while the circuit breaker in front of it is open or half
+//    open (DESIGN rule 13; the service itself still answers then);
 //  - other names: NOT_FOUND (Check) / SERVICE_UNKNOWN (Watch).
 // Watch streams the status when it changes (a reload, the data growing
 // stale, shutdown); at shutdown each Watch stream gets NOT_SERVING and then
@@ -31,6 +34,7 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
  public:
   static constexpr char kService[] = "vin.v1.VinDecoderService";
   static constexpr char kSnapshotService[] = "vin.v1.VinDecoderService.snapshot";
+  static constexpr char kUpstreamService[] = "vin.v1.VinDecoderService.upstream";
   using Status = grpc::health::v1::HealthCheckResponse::ServingStatus;
 
   explicit HealthService(absl::Duration snapshot_max_age = absl::Hours(24 * 62));
@@ -49,6 +53,8 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   void SetNotServing();
   // The snapshot now loaded (nullopt: none), by the date of its data.
   void SetSnapshot(absl::optional<absl::Time> data_time);
+  // Whether vPIC may be asked (the breaker closed); watchers are told.
+  void SetUpstreamReachable(bool reachable);
 
   // The status of `service` now; nullopt for an unknown name.
   absl::optional<Status> StatusOf(const std::string& service) const;
@@ -63,6 +69,7 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   mutable absl::Mutex mu_;
   bool serving_ ABSL_GUARDED_BY(mu_) = true;
   absl::optional<absl::Time> snapshot_time_ ABSL_GUARDED_BY(mu_);
+  bool upstream_reachable_ ABSL_GUARDED_BY(mu_) = true;
   uint64_t snapshot_changes_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   CallRegistry<WatchCall> watchers_;

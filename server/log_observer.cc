@@ -54,6 +54,37 @@ void LogObserver::OnUpstreamRateChanged(double per_minute, double configured) {
              {{"per_minute", per_minute}, {"configured", configured}});
 }
 
+void LogObserver::OnBreakerChanged(const engine::BreakerChange& c) {
+  using upstream::BreakerState;
+  switch (c.to) {
+    case BreakerState::kOpen:
+      log::Event(spdlog::level::warn,
+                 c.from == BreakerState::kClosed
+                     ? "vPIC unreachable: circuit breaker open, nothing is "
+                       "sent until its probe"
+                     : "vPIC still unreachable: the probe failed, breaker "
+                       "open again",
+                 {{"from", upstream::Name(c.from)},
+                  {"since", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
+                                             c.unreachable_since,
+                                             absl::UTCTimeZone())},
+                  {"next_probe_in", absl::FormatDuration(c.next_probe)},
+                  {"last_error", c.last_error}});
+      return;
+    case BreakerState::kHalfOpen:
+      log::Event(spdlog::level::info,
+                 "circuit breaker half open: one probe goes to vPIC",
+                 {{"from", upstream::Name(c.from)}});
+      return;
+    case BreakerState::kClosed:
+      log::Event(spdlog::level::warn,
+                 "vPIC answers again: circuit breaker closed, the rate "
+                 "climbs back from a tenth",
+                 {{"from", upstream::Name(c.from)}});
+      return;
+  }
+}
+
 void LogObserver::OnRetryRefused(const std::string& vin,
                                  absl::Duration delay) {
   ++refused_;

@@ -23,6 +23,7 @@ class LogObserver final : public engine::EngineObserver {
                   absl::Duration pause) override;
   void OnUpstreamRateChanged(double per_minute, double configured) override;
   void OnRetryRefused(const std::string& vin, absl::Duration delay) override;
+  void OnBreakerChanged(const engine::BreakerChange& change) override;
 
  private:
   int64_t refused_ = 0;

@@ -143,6 +143,33 @@ void AddUpstream(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
            "The effective upstream rate cap, requests per minute (0: "
            "unlimited).",
            m.upstream_rate_per_minute.value());
+  AddGauge(out, "vin_upstream_breaker_state",
+           "The circuit breaker in front of vPIC: 0 closed, 1 open (nothing "
+           "is sent), 2 half open (one probe under way).",
+           m.upstream_breaker_state.value());
+  MetricFamily transitions =
+      Family("vin_upstream_breaker_transitions_total",
+             "Changes of the circuit breaker's state, by the state entered.",
+             MetricType::Counter);
+  const char* const states[] = {"closed", "open", "half_open"};
+  for (size_t s = 0; s < 3; ++s) {
+    transitions.metric.push_back(
+        Sample(static_cast<double>(m.upstream_breaker_transitions[s].value()),
+               MetricType::Counter, {{"to", states[s]}}));
+  }
+  out->push_back(std::move(transitions));
+  MetricFamily probes = Family(
+      "vin_upstream_breaker_probes_total",
+      "Probes of vPIC by the open breaker, by result (answered closes it, "
+      "failed reopens it).",
+      MetricType::Counter);
+  const char* const results[] = {"failed", "answered"};
+  for (size_t r = 0; r < 2; ++r) {
+    probes.metric.push_back(
+        Sample(static_cast<double>(m.upstream_breaker_probes[r].value()),
+               MetricType::Counter, {{"result", results[r]}}));
+  }
+  out->push_back(std::move(probes));
 }
 
 // The engine's sharing and queues: coalesced callers, the cache, flights,

@@ -16,6 +16,41 @@
 #include "absl/synchronization/notification.h"
 
 namespace server {
+namespace {
+
+// The engine's observer for a server: the caller's (may be null), and the
+// breaker's state as the health of vin.v1.VinDecoderService.upstream.
+class ServerObserver final : public engine::EngineObserver {
+ public:
+  ServerObserver(engine::EngineObserver* inner, HealthService* health)
+      : inner_(inner), health_(health) {}
+  void OnRetryScheduled(const std::string& vin,
+                        const engine::Retrying& r) override {
+    if (inner_) inner_->OnRetryScheduled(vin, r);
+  }
+  void OnFlightFinished(const engine::FlightSummary& s) override {
+    if (inner_) inner_->OnFlightFinished(s);
+  }
+  void OnPushback(const vpic::UpstreamError& e, absl::Duration p) override {
+    if (inner_) inner_->OnPushback(e, p);
+  }
+  void OnUpstreamRateChanged(double per_minute, double configured) override {
+    if (inner_) inner_->OnUpstreamRateChanged(per_minute, configured);
+  }
+  void OnRetryRefused(const std::string& vin, absl::Duration d) override {
+    if (inner_) inner_->OnRetryRefused(vin, d);
+  }
+  void OnBreakerChanged(const engine::BreakerChange& c) override {
+    health_->SetUpstreamReachable(c.to == upstream::BreakerState::kClosed);
+    if (inner_) inner_->OnBreakerChanged(c);
+  }
+
+ private:
+  engine::EngineObserver* const inner_;
+  HealthService* const health_;
+};
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     ServerOptions options) {
@@ -28,6 +63,9 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   options.engine.snapshots = s->snapshots_.get();
   options.engine.metrics = s->metrics_.get();
   options.engine.encoder = EncodeResult;
+  s->observer_ = std::make_unique<ServerObserver>(options.engine.observer,
+                                                  s->health_.get());
+  options.engine.observer = s->observer_.get();
   if (!options.fleet.redis_url.empty()) {
     if (absl::Status st = s->StartFleet(options.fleet, &options.engine);
         !st.ok()) {

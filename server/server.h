@@ -129,9 +129,11 @@ class VinServer {
   std::unique_ptr<metrics::ServiceMetrics> metrics_;
   std::unique_ptr<snapshot::SnapshotStore> snapshots_;
   std::unique_ptr<fleet::RedisFleet> fleet_;  // outlives the engine
+  // Before the engine, which tells them of the breaker until it is gone.
+  std::unique_ptr<HealthService> health_;
+  std::unique_ptr<engine::EngineObserver> observer_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<DecodeService> decode_;
-  std::unique_ptr<HealthService> health_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<MetricsExporter> exporter_;
   int port_ = 0;

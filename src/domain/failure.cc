@@ -23,6 +23,14 @@ const FailureTraits& TraitsOf(FailureReason reason) {
   return kTable[static_cast<size_t>(reason)];
 }
 
+std::string UnreachableSince(const std::string& text) {
+  const size_t at = text.find(kUnreachableSince);
+  if (at == std::string::npos) return "";
+  const size_t from = at + sizeof(kUnreachableSince) - 1;
+  const size_t end = text.find(' ', from);
+  return text.substr(from, end == std::string::npos ? end : end - from);
+}
+
 Failure FailureOf(FailureReason reason, std::string message) {
   Failure f;
   f.reason = reason;

@@ -67,6 +67,14 @@ struct Failure {
 // A failure of `reason`, retryable as its table row says.
 Failure FailureOf(FailureReason reason, std::string message);
 
+// How a decode says that the circuit breaker found vPIC unreachable (rule
+// 13): its failure message, or the note of an answer that stood in for the
+// live decode, holds this phrase followed by the UTC time since when
+// ("2026-12-03T14:02:11Z"). vinctl reads it back for its progress line.
+inline constexpr char kUnreachableSince[] = "vPIC is unreachable since ";
+// The time text after kUnreachableSince in `text`, or "" when absent.
+std::string UnreachableSince(const std::string& text);
+
 }  // namespace domain
 
 #endif  // VIN_DOMAIN_FAILURE_H_

@@ -69,7 +69,7 @@ Failure AttemptRunner::Unreachable(absl::Time now, int attempts) const {
       clock_->WallNow() - (now - breaker_.unreachable_since());
   Failure f{FailureReason::kUpstreamUnavailable,
             absl::StrCat(
-                "vPIC is unreachable since ",
+                domain::kUnreachableSince,
                 absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", since, absl::UTCTimeZone()),
                 " (the circuit breaker is open after ",
                 options_.breaker.failures, " failed requests in a row, the last: ",
@@ -100,7 +100,9 @@ void AttemptRunner::NoteBreaker(
     // The backlog resumes from a fraction of the rate, climbing back as
     // after a pushback.
     if (budget_->OnRecovered(clock_->Now())) NoteRateChange(true);
-  } else if (t->to == upstream::BreakerState::kOpen) {
+  } else if (t->from == upstream::BreakerState::kClosed) {
+    // (Reopened from half open, nothing waits: every flight but the probe
+    // was refused meanwhile.)
     flights_->Unreachable();
   }
 }

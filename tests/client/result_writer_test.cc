@@ -9,6 +9,7 @@
 #include "client/csv.h"
 #include "client/progress.h"
 #include "gmock/gmock.h"
+#include "domain/failure.h"
 #include "gtest/gtest.h"
 
 namespace vinctl {
@@ -175,6 +176,19 @@ TEST(Progress, LineWithAndWithoutEta) {
   EXPECT_EQ(FormatProgressLine(s),
             "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap, "
             "62/s, ETA 12s");
+  s.vpic_unreachable_since = "2026-12-03T14:02:11Z";
+  EXPECT_EQ(FormatProgressLine(s),
+            "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap, "
+            "62/s, ETA 12s; vPIC unreachable since 2026-12-03T14:02:11Z");
+}
+
+TEST(Progress, TheServersUnreachableSinceIsReadBack) {
+  EXPECT_EQ(domain::UnreachableSince(
+                "answered from the offline snapshot because the live decode "
+                "failed: vPIC is unreachable since 2026-12-03T14:02:11Z (the "
+                "circuit breaker is open ...)"),
+            "2026-12-03T14:02:11Z");
+  EXPECT_EQ(domain::UnreachableSince("vPIC still failing after 4 attempts"), "");
 }
 
 TEST(Progress, Summary) {

@@ -86,6 +86,13 @@ class ScriptedUpstream : public vpic::UpstreamClient {
     r.body = answers_->BatchBody(results);
     return r;
   }
+  // A 200 whose one result is empty: a finished decode ("not provided").
+  vpic::HttpResult Sparse(RequestId id) const {
+    vpic::HttpResult r;
+    r.http_status = 200;
+    r.body = answers_->Sparse(sent_[id - 1].entries[0].vin);
+    return r;
+  }
   static vpic::HttpResult Status(int status, std::string retry_after = "") {
     vpic::HttpResult r;
     r.http_status = status;
