@@ -62,6 +62,14 @@ ABSL_FLAG(int64_t, cache_capacity, 100000,
           "finished decodes kept in memory (0 disables the cache)");
 ABSL_FLAG(absl::Duration, cache_ttl, absl::Hours(24),
           "how long a finished decode is served from the cache");
+ABSL_FLAG(absl::Duration, cache_stale_max, absl::Hours(24 * 30),
+          "entries older than --cache_ttl are kept this long in all, to "
+          "answer (labelled stale) when vPIC cannot");
+ABSL_FLAG(std::string, cache_path, "",
+          "SQLite file keeping finished decodes across restarts (\"\": "
+          "memory only); scripts/serve.sh passes .data/cache.db");
+ABSL_FLAG(int64_t, cache_disk_max_bytes, int64_t{2} << 30,
+          "bound on the cache file's rows; the oldest decodes go first");
 ABSL_FLAG(int64_t, max_pending, 1000000,
           "decodes waiting at once, all callers together; beyond it, callers "
           "get RESOURCE_EXHAUSTED / OVERLOADED");
@@ -201,6 +209,9 @@ absl::StatusOr<server::ServerOptions> OptionsFromFlags() {
   e.cache_capacity = static_cast<size_t>(
       std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_capacity)));
   e.cache_ttl = absl::GetFlag(FLAGS_cache_ttl);
+  e.cache_stale_max = absl::GetFlag(FLAGS_cache_stale_max);
+  options.cache_path = absl::GetFlag(FLAGS_cache_path);
+  options.cache_disk_max_bytes = absl::GetFlag(FLAGS_cache_disk_max_bytes);
   e.max_waiters = static_cast<size_t>(
       std::max<int64_t>(1, absl::GetFlag(FLAGS_max_pending)));
   if (!ParseSourcePreference(absl::GetFlag(FLAGS_source_preference),

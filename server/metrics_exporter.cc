@@ -1,5 +1,7 @@
 #include "server/metrics_exporter.h"
 
+#include "disk_cache/disk_cache.h"
+
 #include <exception>
 #include <utility>
 
@@ -254,6 +256,24 @@ void AddLogAndRedis(const MetricsSources& src, std::vector<MetricFamily>* out) {
                "Log lines dropped because the log queue was full (logging "
                "never blocks the decode path).",
                src.log_dropped());
+  }
+  if (src.disk != nullptr) {
+    const disk_cache::DiskCache::Stats d = src.disk->stats();
+    AddGauge(out, "vin_cache_disk_entries",
+             "Finished decodes in the cache file (--cache_path).",
+             static_cast<double>(d.entries));
+    AddGauge(out, "vin_cache_disk_bytes",
+             "Bytes of the cache file's rows (bounded by "
+             "--cache_disk_max_bytes).",
+             static_cast<double>(d.bytes));
+    AddCounter(out, "vin_cache_disk_dropped_total",
+               "Decodes not written to the cache file because its write "
+               "queue was full (a decode never waits for the disk).",
+               d.dropped);
+    AddCounter(out, "vin_cache_disk_corrupt_total",
+               "Rows of the cache file that did not parse: deleted, never "
+               "answered.",
+               d.corrupt);
   }
   if (src.redis_errors) {
     AddGauge(out, "vin_redis_up",

@@ -19,6 +19,10 @@ namespace prometheus {
 class Exposer;
 }
 
+namespace disk_cache {
+class DiskCache;
+}
+
 namespace server {
 
 // What a scrape reads besides ServiceMetrics. Not owned; must outlive the
@@ -34,6 +38,9 @@ struct MetricsSources {
   std::function<uint64_t()> redis_commands;
   // Fleet mode: events of the channel that did not parse.
   std::function<uint64_t()> fleet_events_rejected;
+  // The cache file under the memory cache (null: none, and no
+  // vin_cache_disk_* metrics).
+  const disk_cache::DiskCache* disk = nullptr;
 };
 
 // The text of every metric, as a scrape of /metrics returns it.

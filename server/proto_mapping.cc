@@ -21,6 +21,49 @@ std::string EncodeResult(const engine::DecodeResult& in) {
   return out.SerializeAsString();
 }
 
+bool DecodeResultBytes(const std::string& bytes, engine::DecodeResult* out) {
+  vin::v1::DecodeResult p;
+  if (!p.ParseFromString(bytes) || p.vin().empty() || !p.has_decode_time()) {
+    return false;
+  }
+  out->vin = p.vin();
+  const vin::v1::Vehicle& pv = p.vehicle();
+  vpic::Vehicle& v = out->vehicle;
+  v.make = pv.make();
+  v.model = pv.model();
+  v.model_year = pv.model_year();
+  v.trim = pv.trim();
+  v.series = pv.series();
+  v.manufacturer = pv.manufacturer();
+  v.vehicle_type = pv.vehicle_type();
+  v.body_class = pv.body_class();
+  v.drive_type = pv.drive_type();
+  v.fuel_type_primary = pv.fuel_type_primary();
+  v.engine_model = pv.engine_model();
+  v.engine_cylinders = pv.engine_cylinders();
+  v.displacement_l = pv.displacement_l();
+  v.plant_country = pv.plant_country();
+  v.attributes.clear();
+  v.attributes.insert(pv.attributes().begin(), pv.attributes().end());
+  switch (p.source()) {
+    case vin::v1::SOURCE_CACHE:
+      out->source = engine::Source::kCache;
+      break;
+    case vin::v1::SOURCE_SNAPSHOT:
+      out->source = engine::Source::kSnapshot;
+      break;
+    default:
+      out->source = engine::Source::kVpic;
+  }
+  out->attempts = p.attempts();
+  out->notes.clear();
+  for (const auto& n : p.notes()) out->notes.push_back({n.code(), n.message()});
+  out->decode_time = absl::FromUnixNanos(
+      TimeUtil::TimestampToNanoseconds(p.decode_time()));
+  out->encoded = nullptr;
+  return true;
+}
+
 void BuildProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out) {
   out->set_vin(in.vin);
   const vpic::Vehicle& v = in.vehicle;

@@ -14,6 +14,9 @@ namespace server {
 void ToProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out);
 // The wire bytes of a result (the engine's encoder): field by field.
 std::string EncodeResult(const engine::DecodeResult& in);
+// The other way (the engine's decoder): false when `bytes` is not a
+// vin.v1.DecodeResult with a VIN and a decode time.
+bool DecodeResultBytes(const std::string& bytes, engine::DecodeResult* out);
 void BuildProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out);
 void ToProto(const engine::Queued& in, vin::v1::QueuedEvent* out);
 void ToProto(const engine::Retrying& in, vin::v1::RetryingEvent* out);

@@ -63,6 +63,20 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   options.engine.snapshots = s->snapshots_.get();
   options.engine.metrics = s->metrics_.get();
   options.engine.encoder = EncodeResult;
+  options.engine.decoder = DecodeResultBytes;
+  if (!options.cache_path.empty()) {
+    disk_cache::Options d;
+    d.path = options.cache_path;
+    d.max_bytes = static_cast<uint64_t>(std::max<int64_t>(1, options.cache_disk_max_bytes));
+    d.commit_interval = options.cache_commit_interval;
+    d.keep_for = std::max(options.engine.cache_ttl, options.engine.cache_stale_max);
+    auto disk = disk_cache::DiskCache::Open(d, [](const std::string& warning) {
+      log::Event(spdlog::level::warn, warning, {});
+    });
+    if (!disk.ok()) return disk.status();
+    s->disk_ = *std::move(disk);
+    options.engine.disk_cache = s->disk_.get();
+  }
   s->observer_ = std::make_unique<ServerObserver>(options.engine.observer,
                                                   s->health_.get());
   options.engine.observer = s->observer_.get();
@@ -160,7 +174,8 @@ absl::Status VinServer::StartMetricsExporter(const ServerOptions& options) {
        fleet_ == nullptr ? std::function<uint64_t()>()
                          : [f = fleet_.get()] { return f->commands(); },
        fleet_ == nullptr ? std::function<uint64_t()>()
-                         : [f = fleet_.get()] { return f->events_rejected(); }});
+                         : [f = fleet_.get()] { return f->events_rejected(); },
+       disk_.get()});
   if (!exporter.ok()) return exporter.status();
   exporter_ = *std::move(exporter);
   return absl::OkStatus();

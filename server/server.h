@@ -20,6 +20,7 @@
 #include "server/health_service.h"
 #include "server/metrics_exporter.h"
 #include "server/tls.h"
+#include "disk_cache/disk_cache.h"
 #include "snapshot/snapshot_store.h"
 
 namespace server {
@@ -65,6 +66,12 @@ struct ServerOptions {
   // be empty).
   std::function<uint64_t()> log_dropped;
   FleetOptions fleet;
+  // The cache that survives restarts (DESIGN rule 14): finished decodes are
+  // also kept in this SQLite file ("" = memory only), at most this many
+  // bytes (oldest first out), committed at least every interval.
+  std::string cache_path;
+  int64_t cache_disk_max_bytes = int64_t{2} << 30;
+  absl::Duration cache_commit_interval = absl::Milliseconds(250);
 };
 
 class VinServer {
@@ -129,6 +136,8 @@ class VinServer {
   std::unique_ptr<metrics::ServiceMetrics> metrics_;
   std::unique_ptr<snapshot::SnapshotStore> snapshots_;
   std::unique_ptr<fleet::RedisFleet> fleet_;  // outlives the engine
+  // Outlives the engine: closed (its queue committed) after the engine.
+  std::unique_ptr<disk_cache::DiskCache> disk_;
   // Before the engine, which tells them of the breaker until it is gone.
   std::unique_ptr<HealthService> health_;
   std::unique_ptr<engine::EngineObserver> observer_;

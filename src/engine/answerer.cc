@@ -48,6 +48,13 @@ void Answerer::Fail(Waiter& w, const Failure& failure,
                     const coalesce::FlightKey& key,
                     const std::vector<vpic::Note>& warnings) {
   OweQueued(w);
+  if (StaleAnswersAfter(w.source, failure.reason)) {
+    if (auto stale = StaleAnswerFor(key, failure)) {
+      w.listener->OnDone(std::move(stale));
+      Release(w);
+      return;
+    }
+  }
   if (SnapshotAnswersAfter(w.source, failure.reason)) {
     if (auto answer =
             SnapshotAnswerFor(key, warnings, failure.attempts, failure.message)) {
@@ -71,6 +78,15 @@ void Answerer::AnswerFromSnapshot(Waiter& w, const coalesce::FlightKey& key,
        {FailureReason::kNoSnapshot,
         "the offline vPIC snapshot could not decode this VIN", false},
        key, warnings);
+}
+
+std::shared_ptr<const DecodeResult> Answerer::StaleAnswerFor(
+    const coalesce::FlightKey& key, const Failure& failure) {
+  absl::optional<ResultCache::Stale> stale =
+      deps_.cache->LookupStale(key, deps_.clock->Now());
+  if (!stale) return nullptr;
+  return StaleAnswer(*stale->answer, stale->age, failure, deps_.encoder,
+                     deps_.decoder);
 }
 
 std::shared_ptr<const DecodeResult> Answerer::SnapshotAnswerFor(

@@ -49,6 +49,7 @@ class Answerer {
     ResultEncoder encoder;                         // may be empty
     retry::Scheduler* scheduler = nullptr;  // where deadline timers live
     std::atomic<size_t>* admitted = nullptr;  // waiters admitted, released here
+    ResultDecoder decoder;  // may be empty
   };
   explicit Answerer(Deps deps);
 
@@ -72,8 +73,9 @@ class Answerer {
   // The waiter's terminal answers; each sends an owed QUEUED first and
   // releases the waiter.
   void Done(Waiter& w, std::shared_ptr<const DecodeResult> result);
-  // After a failure: the snapshot's answer when the waiter's preference
-  // allows it after `failure` (source_policy.h), else FAILED.
+  // After a failure: a stale cache entry (rule 15), else the snapshot's
+  // answer, when the waiter's preference allows it after `failure`
+  // (source_policy.h), else FAILED.
   void Fail(Waiter& w, const Failure& failure, const coalesce::FlightKey& key,
             const std::vector<vpic::Note>& warnings);
   // A SNAPSHOT_ONLY request: the snapshot answers, or NO_SNAPSHOT.
@@ -83,6 +85,10 @@ class Answerer {
  private:
   // The loaded snapshot's answer, or nullptr when none is loaded or it
   // cannot decode the VIN.
+  // The stale cache entry of `key` as an answer with a `stale` note, or
+  // nullptr when there is none.
+  std::shared_ptr<const DecodeResult> StaleAnswerFor(
+      const coalesce::FlightKey& key, const Failure& failure);
   std::shared_ptr<const DecodeResult> SnapshotAnswerFor(
       const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
       int attempts, const std::string& live_failure);

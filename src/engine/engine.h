@@ -63,6 +63,12 @@ struct EngineOptions {
   upstream::BreakerOptions breaker;
   size_t cache_capacity = 100000;  // 0 disables the cache
   absl::Duration cache_ttl = absl::Hours(24);
+  // Entries older than the TTL are kept this long in all (rule 15), to
+  // answer when the live path fails for good.
+  absl::Duration cache_stale_max = absl::Hours(24 * 30);
+  // The disk layer under the cache (rule 14; not owned, may be null; needs
+  // the encoder and the decoder).
+  disk_cache::DiskCache* disk_cache = nullptr;
   // Waiters admitted at once, all callers together; beyond it, OVERLOADED.
   size_t max_waiters = 1000000;
   // Tests only: the jitter's random source. Empty means real randomness.
@@ -73,6 +79,9 @@ struct EngineOptions {
   // Encodes each result once for every caller it goes to, and for the
   // cache (see DecodeResult::encoded); may be empty.
   ResultEncoder encoder;
+  // Reads those bytes back (stale answers get a note; disk rows are
+  // checked); may be empty.
+  ResultDecoder decoder;
   // Where the engine counts what it does (not owned; null: counted
   // nowhere). Updates are atomic and never wait.
   metrics::ServiceMetrics* metrics = nullptr;

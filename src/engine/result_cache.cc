@@ -1,8 +1,10 @@
 #include "engine/result_cache.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/hash/hash.h"
+#include "disk_cache/disk_cache.h"
 
 namespace engine {
 namespace {
@@ -16,13 +18,21 @@ bool OnlyBytes(const DecodeResult& answer) {
 
 }  // namespace
 
+ResultCache::ResultCache(ResultCacheOptions o)
+    : capacity_(o.capacity),
+      shards_used_(o.capacity < 1024 ? 1 : kShards),
+      shard_capacity_((o.capacity + shards_used_ - 1) / shards_used_),
+      ttl_(o.ttl),
+      keep_(std::max(o.ttl, o.stale_max)),
+      encoder_(std::move(o.encoder)),
+      decoder_(std::move(o.decoder)),
+      disk_(o.capacity > 0 && decoder_ ? o.disk : nullptr),
+      clock_(o.clock != nullptr ? o.clock : retry::Clock::Real()) {}
+
 ResultCache::ResultCache(size_t capacity, absl::Duration ttl,
                          ResultEncoder encoder)
-    : capacity_(capacity),
-      shards_used_(capacity < 1024 ? 1 : kShards),
-      shard_capacity_((capacity + shards_used_ - 1) / shards_used_),
-      ttl_(ttl),
-      encoder_(std::move(encoder)) {}
+    : ResultCache(ResultCacheOptions{capacity, ttl, absl::ZeroDuration(),
+                                     std::move(encoder)}) {}
 
 ResultCache::Shard& ResultCache::ShardOf(const coalesce::FlightKey& key) {
   return shards_[absl::HashOf(key) % shards_used_];
@@ -42,12 +52,15 @@ std::shared_ptr<const DecodeResult> ResultCache::Insert(
     answer->notes.shrink_to_fit();
   }
   InsertAnswer(key, answer, now);
+  if (disk_ != nullptr && answer->encoded != nullptr) {
+    disk_->Put({key.vin, key.model_year, *answer->encoded, result.decode_time});
+  }
   return answer;
 }
 
 void ResultCache::InsertAnswer(const coalesce::FlightKey& key,
                                std::shared_ptr<const DecodeResult> answer,
-                               absl::Time now) {
+                               absl::Time now, absl::Duration age) {
   if (capacity_ == 0) return;
   Shard& shard = ShardOf(key);
   absl::MutexLock lock(&shard.mu);
@@ -56,7 +69,9 @@ void ResultCache::InsertAnswer(const coalesce::FlightKey& key,
     shard.lru.erase(it->second);
     shard.index.erase(it);
   }
-  Entry entry{key, nullptr, absl::Time(), nullptr, now + ttl_};
+  const absl::Time born = now - age;
+  Entry entry{key, nullptr, absl::Time(), nullptr, born, born + ttl_,
+              born + keep_};
   if (OnlyBytes(*answer) && answer->vin == key.vin) {
     entry.encoded = answer->encoded;
     entry.decode_time = answer->decode_time;
@@ -75,16 +90,59 @@ std::shared_ptr<const DecodeResult> ResultCache::Lookup(
     const coalesce::FlightKey& key, absl::Time now) {
   if (capacity_ == 0) return nullptr;
   Shard& shard = ShardOf(key);
-  absl::MutexLock lock(&shard.mu);
-  auto it = shard.index.find(key);
-  if (it == shard.index.end()) return nullptr;
-  if (it->second->expires <= now) {
-    shard.lru.erase(it->second);
-    shard.index.erase(it);
+  {
+    absl::MutexLock lock(&shard.mu);
+    auto it = shard.index.find(key);
+    if (it != shard.index.end()) {
+      if (it->second->kept_until <= now) {
+        shard.lru.erase(it->second);
+        shard.index.erase(it);
+      } else if (it->second->expires <= now) {
+        return nullptr;  // stale: kept for LookupStale, not a hit
+      } else {
+        shard.lru.splice(shard.lru.begin(), shard.lru, it->second);
+        return AnswerOf(shard.lru.front());
+      }
+    }
+  }
+  if (disk_ == nullptr || !disk_->MayContain(key.vin, key.model_year)) {
     return nullptr;
   }
-  shard.lru.splice(shard.lru.begin(), shard.lru, it->second);
-  return AnswerOf(shard.lru.front());
+  return LookupDisk(key, now);
+}
+
+std::shared_ptr<const DecodeResult> ResultCache::LookupDisk(
+    const coalesce::FlightKey& key, absl::Time now) {
+  absl::optional<disk_cache::Row> row = disk_->Get(key.vin, key.model_year);
+  if (!row) return nullptr;
+  DecodeResult parsed;
+  if (!decoder_(row->value, &parsed) || parsed.vin != key.vin) {
+    disk_->Discard(key.vin, key.model_year);  // never answered
+    return nullptr;
+  }
+  auto answer = std::make_shared<DecodeResult>();
+  answer->vin = key.vin;
+  answer->source = Source::kCache;
+  answer->decode_time = row->decode_time;
+  answer->encoded = std::make_shared<const std::string>(std::move(row->value));
+  const absl::Duration age =
+      std::max(absl::ZeroDuration(), clock_->WallNow() - row->decode_time);
+  if (age >= keep_) return nullptr;
+  InsertAnswer(key, answer, now, age);
+  if (age >= ttl_) return nullptr;  // stale: for LookupStale only
+  return answer;
+}
+
+absl::optional<ResultCache::Stale> ResultCache::LookupStale(
+    const coalesce::FlightKey& key, absl::Time now) {
+  if (capacity_ == 0) return absl::nullopt;
+  Shard& shard = ShardOf(key);
+  absl::MutexLock lock(&shard.mu);
+  auto it = shard.index.find(key);
+  if (it == shard.index.end() || it->second->kept_until <= now) {
+    return absl::nullopt;
+  }
+  return Stale{AnswerOf(*it->second), now - it->second->born};
 }
 
 std::shared_ptr<const DecodeResult> ResultCache::AnswerOf(const Entry& entry) {

@@ -1,5 +1,15 @@
-// The cache of finished decodes (DESIGN rule 8): LRU with a time-to-live.
-// Failures are never stored.
+// The cache of finished decodes (DESIGN rules 8, 14 and 15): LRU with a
+// time-to-live. Failures are never stored.
+//
+// Freshness and staleness (rule 15): an entry answers Lookup while younger
+// than the TTL; older, it is kept up to `stale_max` for LookupStale (the
+// answer the engine gives only when the live path has failed for good).
+//
+// The disk layer (rule 14, optional): every decode inserted is also put in
+// a disk_cache::DiskCache (its writer thread commits it; never blocking); a
+// Lookup the memory cannot answer reads the disk when it may hold the key,
+// checks the row with the decoder (a row that does not parse is discarded
+// and counted there, never answered) and keeps it in memory with its age.
 //
 // Thread-safe, and read concurrently: a cache hit is answered on the
 // caller's thread without a hop through the engine's loop. A cache of 1024
@@ -27,14 +37,32 @@
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
 #include "engine/types.h"
+#include "retry/clock.h"
+
+namespace disk_cache {
+class DiskCache;
+}
 
 namespace engine {
 
 // The bytes callers are sent for a result (the server's wire encoding).
 using ResultEncoder = std::function<std::string(const DecodeResult&)>;
+// The other way: a result from its bytes; false when they do not parse.
+using ResultDecoder = std::function<bool(const std::string&, DecodeResult*)>;
+
+struct ResultCacheOptions {
+  size_t capacity = 0;  // 0 disables the cache
+  absl::Duration ttl = absl::Hours(24);
+  absl::Duration stale_max = absl::ZeroDuration();  // kept this long in all
+  ResultEncoder encoder;  // may be empty: entries keep the whole result
+  ResultDecoder decoder;  // checks the disk's rows; needed with `disk`
+  disk_cache::DiskCache* disk = nullptr;  // not owned; may be null
+  const retry::Clock* clock = nullptr;    // wall time of disk rows
+};
 
 class ResultCache {
  public:
+  explicit ResultCache(ResultCacheOptions options);
   // capacity 0 disables the cache. `encoder` may be empty: entries then keep
   // the whole result.
   ResultCache(size_t capacity, absl::Duration ttl, ResultEncoder encoder = {});
@@ -45,13 +73,22 @@ class ResultCache {
   std::shared_ptr<const DecodeResult> Insert(const coalesce::FlightKey& key,
                                              const DecodeResult& result,
                                              absl::Time now);
-  // Stores a cache answer made elsewhere (another replica's).
+  // Stores a cache answer made elsewhere (another replica's, or the
+  // disk's), `age` old.
   void InsertAnswer(const coalesce::FlightKey& key,
-                    std::shared_ptr<const DecodeResult> answer, absl::Time now);
+                    std::shared_ptr<const DecodeResult> answer, absl::Time now,
+                    absl::Duration age = absl::ZeroDuration());
   // The stored result as a cache answer (source CACHE, attempts 0), or
   // nullptr when absent or older than the TTL.
   std::shared_ptr<const DecodeResult> Lookup(const coalesce::FlightKey& key,
                                              absl::Time now);
+  // An entry older than the TTL but within stale_max, and its age.
+  struct Stale {
+    std::shared_ptr<const DecodeResult> answer;
+    absl::Duration age;
+  };
+  absl::optional<Stale> LookupStale(const coalesce::FlightKey& key,
+                                    absl::Time now);
 
   size_t size() const;
   bool enabled() const { return capacity_ > 0; }
@@ -65,8 +102,13 @@ class ResultCache {
     absl::Time decode_time;
     // ...any other, the whole answer (already cache-flavoured).
     std::shared_ptr<const DecodeResult> answer;
-    absl::Time expires;
+    absl::Time born;     // when it was decoded, on the monotonic clock
+    absl::Time expires;  // born + ttl
+    absl::Time kept_until;  // born + max(ttl, stale_max)
   };
+  // The disk's row for `key` as a cache answer kept in memory, if any.
+  std::shared_ptr<const DecodeResult> LookupDisk(const coalesce::FlightKey& key,
+                                                 absl::Time now);
   // The cache answer an entry stands for.
   static std::shared_ptr<const DecodeResult> AnswerOf(const Entry& entry);
   using List = std::list<Entry>;
@@ -82,7 +124,11 @@ class ResultCache {
   const size_t shards_used_;
   const size_t shard_capacity_;
   const absl::Duration ttl_;
+  const absl::Duration keep_;  // max(ttl, stale_max)
   const ResultEncoder encoder_;
+  const ResultDecoder decoder_;
+  disk_cache::DiskCache* const disk_;
+  const retry::Clock* const clock_;
   std::array<Shard, kShards> shards_;
 };
 

@@ -23,6 +23,42 @@ bool SnapshotAnswersAfter(SourcePreference source, FailureReason reason) {
          reason == FailureReason::kDeadlineExceeded;
 }
 
+bool StaleAnswersAfter(SourcePreference source, FailureReason reason) {
+  if (source != SourcePreference::kLiveOnly &&
+      source != SourcePreference::kLiveThenSnapshot) {
+    return false;
+  }
+  return reason == FailureReason::kUpstreamUnavailable ||
+         reason == FailureReason::kDeadlineExceeded;
+}
+
+std::shared_ptr<const DecodeResult> StaleAnswer(
+    const DecodeResult& cached, absl::Duration age, const Failure& failure,
+    const ResultEncoder& encoder, const ResultDecoder& decoder) {
+  auto result = std::make_shared<DecodeResult>();
+  if (cached.encoded != nullptr && cached.source == Source::kCache) {
+    // Only bytes (DecodeResult's contract): read them back.
+    if (!decoder || !decoder(*cached.encoded, result.get())) return nullptr;
+  } else {
+    *result = cached;
+  }
+  result->vin = cached.vin;
+  result->source = Source::kCache;  // with its original decode_time
+  result->attempts = failure.attempts;
+  result->notes.push_back(
+      {"stale",
+       absl::StrCat("answered from a cache entry ",
+                    absl::FormatDuration(absl::Trunc(age, absl::Seconds(1))),
+                    " old (older than --cache_ttl) because the live decode "
+                    "failed: ",
+                    failure.message)});
+  result->encoded = nullptr;
+  if (encoder) {
+    result->encoded = std::make_shared<const std::string>(encoder(*result));
+  }
+  return result;
+}
+
 std::shared_ptr<const DecodeResult> SnapshotAnswer(
     const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
     const std::vector<vpic::Note>& warnings, int attempts,

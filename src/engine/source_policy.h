@@ -29,6 +29,23 @@ SourcePreference ResolveSource(SourcePreference requested,
 // cancellation or shutdown.
 bool SnapshotAnswersAfter(SourcePreference source, FailureReason reason);
 
+// Whether a waiter whose live decode ended with `reason` is answered from a
+// stale cache entry, when there is one (rule 15): LIVE_ONLY or
+// LIVE_THEN_SNAPSHOT (it is a real vPIC answer, so before the snapshot),
+// and the live path failed for good (vPIC unavailable: the breaker, retries
+// exhausted or refused, a token after the deadline; or the deadline). Not
+// after a rejection (vPIC answered), a cancellation or shutdown.
+bool StaleAnswersAfter(SourcePreference source, FailureReason reason);
+
+// A stale cache answer `age` old standing in for a live decode that failed
+// with `failure`: source CACHE, its original decode_time, the attempts the
+// live path made, and a `stale` note with its age and the reason. With an
+// encoder, re-encoded (the bytes read back with `decoder` when the answer
+// is only bytes); null when those bytes do not read back.
+std::shared_ptr<const DecodeResult> StaleAnswer(
+    const DecodeResult& cached, absl::Duration age, const Failure& failure,
+    const ResultEncoder& encoder, const ResultDecoder& decoder);
+
 // The snapshot's answer for `key` (source SNAPSHOT, a `live_failure` note
 // when it stands in for a failed live decode), or nullptr when the snapshot
 // cannot decode the VIN. `wall_now` gives the answer's decode_time and the

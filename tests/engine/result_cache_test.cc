@@ -1,5 +1,13 @@
 #include "engine/result_cache.h"
 
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "disk_cache/disk_cache.h"
+#include "retry/clock.h"
+
 #include "gtest/gtest.h"
 
 namespace engine {
@@ -55,6 +63,65 @@ TEST(ResultCache, ZeroCapacityStoresNothing) {
   ResultCache cache(0, absl::Hours(1));
   cache.Insert({"A", 0}, Live("A", "a"), kNow);
   EXPECT_EQ(cache.Lookup({"A", 0}, kNow), nullptr);
+}
+
+}  // namespace
+}  // namespace engine
+
+namespace engine {
+namespace {
+
+// The disk layer (rule 14): what one cache wrote, a new cache over the same
+// file answers, with the entry's age; a row that does not parse is
+// discarded, never answered; a stale one answers LookupStale only.
+TEST(ResultCacheDisk, AnotherCacheOverTheSameFileAnswersWithTheAge) {
+  char tmpl[] = "/tmp/vin-result-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/c.db";
+  retry::FakeClock clock(absl::FromUnixSeconds(1000) + absl::Minutes(1));
+  ResultEncoder encoder = [](const DecodeResult& r) {
+    return r.vin + "|" + r.vehicle.make;
+  };
+  ResultDecoder decoder = [](const std::string& b, DecodeResult* out) {
+    const size_t bar = b.find('|');
+    if (bar == std::string::npos) return false;
+    out->vin = b.substr(0, bar);
+    out->vehicle.make = b.substr(bar + 1);
+    return true;
+  };
+  const coalesce::FlightKey a{"1HGCM82633A004352", 0}, b{"1FTMW1T88MFA00001", 0};
+  {
+    disk_cache::Options d;
+    d.path = path;
+    d.clock = &clock;
+    auto disk = disk_cache::DiskCache::Open(d, [](const std::string&) {});
+    ASSERT_TRUE(disk.ok()) << disk.status();
+    ResultCache cache({10, absl::Hours(1), absl::Hours(48), encoder, decoder,
+                       disk->get(), &clock});
+    cache.Insert(a, Live(a.vin, "HONDA"), clock.Now());
+    cache.Insert(b, Live(b.vin, "FORD"), clock.Now());
+    (*disk)->Close();
+    EXPECT_EQ((*disk)->stats().entries, 2u);
+  }
+  disk_cache::Options d;
+  d.path = path;
+  d.clock = &clock;
+  auto disk = disk_cache::DiskCache::Open(d, [](const std::string&) {});
+  ASSERT_TRUE(disk.ok());
+  ResultCache cache({10, absl::Hours(1), absl::Hours(48), encoder, decoder,
+                     disk->get(), &clock});
+  auto hit = cache.Lookup(a, clock.Now());
+  ASSERT_NE(hit, nullptr) << "read from the file";
+  EXPECT_EQ(hit->source, Source::kCache);
+  EXPECT_EQ(*hit->encoded, a.vin + "|HONDA");
+  EXPECT_EQ(hit->decode_time, absl::FromUnixSeconds(1000));
+  // Two hours on, b is stale: no hit, but LookupStale has it with its age.
+  clock.Advance(absl::Hours(2));
+  EXPECT_EQ(cache.Lookup(b, clock.Now()), nullptr);
+  auto stale = cache.LookupStale(b, clock.Now());
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->age, absl::Hours(2) + absl::Minutes(1));
+  std::system(("rm -rf " + std::string(tmpl)).c_str());
 }
 
 }  // namespace

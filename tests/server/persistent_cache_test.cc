@@ -1,0 +1,176 @@
+// The cache that survives restarts (DESIGN rule 14) on the real vin-server
+// binary: decodes committed before a SIGTERM, or more than a commit
+// interval before a SIGKILL, are answered from the file after a restart
+// with no upstream request; a file at --cache_path that is not a cache is
+// named in the log, set aside, and the server serves.
+#include <grpcpp/create_channel.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "fake_vpic/fake_vpic.h"
+#include "gtest/gtest.h"
+#include "testing/batch_session.h"
+#include "testing/scrape.h"
+#include "testing/subprocess.h"
+#include "testing/vin_gen.h"
+#include "vin/v1/vin.grpc.pb.h"
+
+namespace {
+
+using testing_util::Item;
+using testing_util::ValidVin;
+
+int PortOf(const std::string& line) {
+  return std::stoi(line.substr(line.find("(port ") + 6));
+}
+
+// One vin-server process over `cache_path`, in front of `fake`.
+class Server {
+ public:
+  Server(const std::string& vpic_url, const std::string& cache_path) {
+    EXPECT_TRUE(process_.Start(
+        {VIN_SERVER_BIN, "--listen=127.0.0.1:0",
+         "--metrics_listen=127.0.0.1:0", "--vpic_base_url=" + vpic_url,
+         "--cache_path=" + cache_path, "--upstream_rate=0",
+         "--shutdown_grace=2s"}));
+    auto started = process_.WaitForLine("listening on", absl::Seconds(30));
+    EXPECT_TRUE(started.has_value());
+    auto metrics = process_.WaitForLine("metrics on", absl::Seconds(5));
+    EXPECT_TRUE(metrics.has_value());
+    if (!started || !metrics) return;
+    metrics_port_ = PortOf(*metrics);
+    channel_ = grpc::CreateChannel(absl::StrCat("127.0.0.1:", PortOf(*started)),
+                                   grpc::InsecureChannelCredentials());
+    stub_ = vin::v1::VinDecoderService::NewStub(channel_);
+  }
+  testing_util::BatchOutcome Feed(int from, int n) {
+    std::vector<vin::v1::DecodeBatchRequest> feed;
+    for (int i = from; i < from + n; ++i) feed.push_back(Item(ValidVin(i)));
+    return testing_util::RunBatch(stub_.get(), feed);
+  }
+  double Metric(const std::string& name) {
+    std::string body;
+    if (testing_util::HttpGet(metrics_port_, "/metrics", &body) != 200) return -1;
+    return testing_util::Sum(testing_util::ParseSamples(body), name);
+  }
+  // Waits until `name` reaches `at_least` (the writer commits in the
+  // background), polling the metrics endpoint.
+  bool WaitForMetric(const std::string& name, double at_least) {
+    const absl::Time end = absl::Now() + absl::Seconds(20);
+    while (absl::Now() < end) {
+      if (Metric(name) >= at_least) return true;
+      absl::SleepFor(absl::Milliseconds(20));  // polling a condition
+    }
+    return false;
+  }
+  testing_util::Subprocess& process() { return process_; }
+
+ private:
+  testing_util::Subprocess process_;
+  int metrics_port_ = 0;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<vin::v1::VinDecoderService::Stub> stub_;
+};
+
+int Done(const testing_util::BatchOutcome& out, vin::v1::Source source) {
+  int n = 0;
+  for (const auto& e : out.events) {
+    n += e.has_done() && e.done().result().source() == source;
+  }
+  return n;
+}
+
+class PersistentCacheTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto fake = fakevpic::FakeVpic::Start();
+    ASSERT_TRUE(fake.ok());
+    fake_ = *std::move(fake);
+    char tmpl[] = "/tmp/vin-cache-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/cache.db";
+  }
+  void TearDown() override {
+    std::system(("rm -rf " + dir_).c_str());
+  }
+  std::unique_ptr<fakevpic::FakeVpic> fake_;
+  std::string dir_, path_;
+};
+
+TEST_F(PersistentCacheTest, DecodesSurviveASigtermAndCostNothingAfterTheRestart) {
+  constexpr int kVins = 2000;
+  {
+    Server first(fake_->base_url(), path_);
+    const auto out = first.Feed(0, kVins);
+    ASSERT_TRUE(out.status.ok()) << out.status.error_message();
+    EXPECT_EQ(Done(out, vin::v1::SOURCE_VPIC), kVins);
+    first.process().Signal(SIGTERM);
+    ASSERT_EQ(first.process().Wait(absl::Seconds(20)), 0);
+  }
+  const int before = fake_->TotalVinsRequested();
+  EXPECT_EQ(before, kVins);
+  Server second(fake_->base_url(), path_);
+  EXPECT_EQ(second.Metric("vin_cache_disk_entries"), kVins);
+  const auto out = second.Feed(0, kVins);
+  ASSERT_TRUE(out.status.ok());
+  EXPECT_EQ(Done(out, vin::v1::SOURCE_CACHE), kVins);
+  EXPECT_EQ(fake_->TotalVinsRequested(), before) << "0 upstream requests";
+}
+
+TEST_F(PersistentCacheTest, ASigkillLosesOnlyWhatWasNotCommitted) {
+  constexpr int kVins = 1000;
+  {
+    Server first(fake_->base_url(), path_);
+    ASSERT_TRUE(first.Feed(0, kVins).status.ok());
+    // Committed: past the commit interval, the file holds them.
+    ASSERT_TRUE(first.WaitForMetric("vin_cache_disk_entries", kVins));
+    // More work in progress, then the process dies.
+    fake_->ScriptEveryVin(*fakevpic::Step::ParseList("delay:200ms"));
+    std::thread feed([&] { first.Feed(kVins, 3000); });
+    ASSERT_TRUE(fake_->WaitForRequests(3, absl::Seconds(20)));
+    first.process().Signal(SIGKILL);
+    first.process().Wait(absl::Seconds(20));
+    feed.join();
+  }
+  fake_->ScriptEveryVin({});
+  const int before = fake_->TotalVinsRequested();
+  Server second(fake_->base_url(), path_);
+  const auto out = second.Feed(0, kVins);
+  ASSERT_TRUE(out.status.ok()) << "no error after the kill";
+  EXPECT_EQ(Done(out, vin::v1::SOURCE_CACHE), kVins);
+  EXPECT_EQ(fake_->TotalVinsRequested(), before);
+  EXPECT_EQ(second.Metric("vin_cache_disk_corrupt_total"), 0);
+}
+
+TEST_F(PersistentCacheTest, AFileThatIsNotACacheIsSetAsideAndTheServerServes) {
+  {
+    std::ofstream junk(path_, std::ios::binary);
+    for (int i = 0; i < 4096; ++i) junk.put(static_cast<char>((i * 7919) & 0xff));
+  }
+  Server server(fake_->base_url(), path_);
+  EXPECT_TRUE(server.process().WaitForLine(path_, absl::Seconds(5)))
+      << "the log names the file";
+  const auto out = server.Feed(0, 10);
+  ASSERT_TRUE(out.status.ok());
+  EXPECT_EQ(Done(out, vin::v1::SOURCE_VPIC), 10);
+  int aside = 0;
+  for (const char* suffix : {""}) {
+    (void)suffix;
+    FILE* ls = popen(("ls " + dir_).c_str(), "r");
+    char buf[512];
+    while (fgets(buf, sizeof buf, ls) != nullptr) {
+      aside += std::string(buf).find("cache.db.broken") != std::string::npos;
+    }
+    pclose(ls);
+  }
+  EXPECT_EQ(aside, 1) << "the bad file is kept aside";
+}
+
+}  // namespace
