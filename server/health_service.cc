@@ -116,15 +116,15 @@ bool HealthService::serving() const {
 absl::optional<HealthService::Status> HealthService::StatusOf(
     const std::string& service) const {
   absl::MutexLock lock(&mu_);
+  const bool up = serving_ && ready_;
   if (service.empty() || service == kService) {
-    return serving_ ? HealthCheckResponse::SERVING
-                    : HealthCheckResponse::NOT_SERVING;
+    return up ? HealthCheckResponse::SERVING : HealthCheckResponse::NOT_SERVING;
   }
   if (service == kSnapshotService) {
     const bool fresh = snapshot_time_.has_value() &&
                        absl::Now() - *snapshot_time_ < snapshot_max_age_;
-    return serving_ && fresh ? HealthCheckResponse::SERVING
-                             : HealthCheckResponse::NOT_SERVING;
+    return up && fresh ? HealthCheckResponse::SERVING
+                       : HealthCheckResponse::NOT_SERVING;
   }
   if (service == kUpstreamService) {
     return serving_ && upstream_reachable_ ? HealthCheckResponse::SERVING
@@ -160,6 +160,14 @@ void HealthService::SetNotServing() {
   {
     absl::MutexLock lock(&mu_);
     serving_ = false;
+  }
+  NotifyWatchers();
+}
+
+void HealthService::SetReady(bool ready) {
+  {
+    absl::MutexLock lock(&mu_);
+    ready_ = ready;
   }
   NotifyWatchers();
 }

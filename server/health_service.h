@@ -1,6 +1,7 @@
 // grpc.health.v1.Health, Check and Watch:
 //  - "" and "vin.v1.VinDecoderService": SERVING until the server starts
-//    shutting down, NOT_SERVING after;
+//    shutting down, NOT_SERVING after; also NOT_SERVING while not ready
+//    (SetReady(false): a replica joining its fleet, DESIGN rule 16);
 //  - "vin.v1.VinDecoderService.snapshot": SERVING while an offline snapshot
 //    is loaded whose data is younger than the maximum age, NOT_SERVING
 //    otherwise (none loaded, or stale);
@@ -51,6 +52,10 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   // Every known service reports NOT_SERVING from now on; Watch streams are
   // told and end.
   void SetNotServing();
+  // Not ready: every known service reports NOT_SERVING, but Watch streams
+  // stay open and are told when it becomes ready (rule 16). Ready from the
+  // start unless told otherwise.
+  void SetReady(bool ready);
   // The snapshot now loaded (nullopt: none), by the date of its data.
   void SetSnapshot(absl::optional<absl::Time> data_time);
   // Whether vPIC may be asked (the breaker closed); watchers are told.
@@ -68,6 +73,7 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   const absl::Duration snapshot_max_age_;
   mutable absl::Mutex mu_;
   bool serving_ ABSL_GUARDED_BY(mu_) = true;
+  bool ready_ ABSL_GUARDED_BY(mu_) = true;
   absl::optional<absl::Time> snapshot_time_ ABSL_GUARDED_BY(mu_);
   bool upstream_reachable_ ABSL_GUARDED_BY(mu_) = true;
   uint64_t snapshot_changes_ ABSL_GUARDED_BY(mu_) = 0;

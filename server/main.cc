@@ -115,6 +115,10 @@ ABSL_FLAG(std::string, redis_key_prefix, "vin:",
           "prefix of every Redis key and channel of this fleet");
 ABSL_FLAG(absl::Duration, redis_timeout, absl::Milliseconds(50),
           "longest wait on Redis; a later answer counts as Redis being down");
+ABSL_FLAG(absl::Duration, redis_connect_timeout, absl::Seconds(2),
+          "fleet mode: at start, health is NOT_SERVING and calls wait (held, "
+          "not failed) until Redis answers, for at most this; then the "
+          "replica serves alone until Redis answers (0: serve at once)");
 ABSL_FLAG(int, fleet_size_hint, 1,
           "replicas in the fleet: while Redis is down each one sends at most "
           "--upstream_rate / this");
@@ -185,6 +189,13 @@ absl::StatusOr<server::ServerOptions> OptionsFromFlags() {
   options.fleet.redis_url = absl::GetFlag(FLAGS_redis_url);
   options.fleet.key_prefix = absl::GetFlag(FLAGS_redis_key_prefix);
   options.fleet.timeout = absl::GetFlag(FLAGS_redis_timeout);
+  options.fleet.connect_timeout = absl::GetFlag(FLAGS_redis_connect_timeout);
+  if (options.fleet.connect_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--redis_connect_timeout must be a duration of 0 or more (e.g. 2s, "
+        "300ms), got ",
+        absl::FormatDuration(options.fleet.connect_timeout)));
+  }
   options.fleet.size_hint = absl::GetFlag(FLAGS_fleet_size_hint);
   options.fleet.lease = absl::GetFlag(FLAGS_fleet_lease);
   options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
@@ -252,7 +263,9 @@ void LogStarted(const server::ServerOptions& options,
          {{"redis", options.fleet.redis_url},
           {"key_prefix", options.fleet.key_prefix},
           {"fleet_size_hint", options.fleet.size_hint},
-          {"lease", absl::FormatDuration(options.fleet.lease)}});
+          {"lease", absl::FormatDuration(options.fleet.lease)},
+          {"redis_connect_timeout",
+           absl::FormatDuration(options.fleet.connect_timeout)}});
   }
   if (server.metrics_port() != 0) {
     Info(absl::StrFormat("metrics on http://%s/metrics (port %d)",

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "server/log.h"
@@ -122,12 +123,21 @@ absl::Status VinServer::StartFleet(const FleetOptions& fleet_options,
   if (fleet_options.timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--redis_timeout must be positive");
   }
+  if (fleet_options.connect_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "--redis_connect_timeout cannot be negative");
+  }
   metrics::ServiceMetrics* m = metrics_.get();
   const std::string url = fleet_options.redis_url;
+  if (fleet_options.connect_timeout > absl::ZeroDuration()) {
+    join_ = std::make_unique<FleetJoin>(url, fleet_options.connect_timeout,
+                                        health_.get());
+  }
   fleet_ = std::make_unique<fleet::RedisFleet>(
       *address, fleet_options.key_prefix, fleet_options.timeout,
-      fleet_options.size_hint, [m, url](bool up) {
+      fleet_options.size_hint, [m, url, join = join_.get()](bool up) {
         m->redis_up.Set(up ? 1 : 0);
+        if (join != nullptr && !join->ShouldLogRedisState(up)) return;
         log::Event(up ? spdlog::level::info : spdlog::level::warn,
                    up ? "redis is up: cache, flights and the upstream "
                         "budget are shared with the fleet"
@@ -146,6 +156,9 @@ absl::Status VinServer::StartFleet(const FleetOptions& fleet_options,
                 {"error", std::string(why.message())},
                 {"rejected", static_cast<int64_t>(n)}});
   });
+  if (join_ != nullptr) {
+    fleet_->OnJoined([join = join_.get()] { join->Joined(); });
+  }
   engine_options->fleet = fleet_.get();
   engine_options->fleet_lease = fleet_options.lease;
   return absl::OkStatus();
@@ -201,6 +214,13 @@ absl::Status VinServer::StartGrpc(
   grpc::ResourceQuota quota("vin-server");
   quota.Resize(static_cast<size_t>(options.max_memory_bytes));
   builder.SetResourceQuota(quota);
+  if (join_ != nullptr) {
+    std::vector<
+        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        hold;
+    hold.push_back(join_->HoldCalls());
+    builder.experimental().SetInterceptorCreators(std::move(hold));
+  }
   builder.RegisterService(decode_.get());
   builder.RegisterService(health_.get());
   server_ = builder.BuildAndStart();
@@ -214,6 +234,7 @@ absl::Status VinServer::StartGrpc(
 
 VinServer::~VinServer() {
   Shutdown(absl::ZeroDuration());
+  if (join_ != nullptr) join_->Stop();  // also when Start failed half way
 }
 
 void VinServer::Shutdown(absl::Duration grace) {
@@ -224,6 +245,8 @@ void VinServer::Shutdown(absl::Duration grace) {
   // last answer, idle ones at once. What is left are the requests already
   // in flight, which may finish within the grace.
   health_->SetNotServing();
+  // Calls still held for the fleet's join go on now, into the drain.
+  if (join_ != nullptr) join_->Stop();
   engine_->Drain();
   decode_->Drain();
   // gRPC stops accepting calls at once and waits for the ones in progress.

@@ -17,6 +17,7 @@
 #include "fleet/redis_fleet.h"
 #include "server/decode_service.h"
 #include "metrics/metrics.h"
+#include "server/fleet_join.h"
 #include "server/health_service.h"
 #include "server/metrics_exporter.h"
 #include "server/tls.h"
@@ -31,6 +32,10 @@ struct FleetOptions {
   std::string redis_url;  // redis://host:port[/db]; "" = this process alone
   std::string key_prefix = "vin:";
   absl::Duration timeout = absl::Milliseconds(50);  // longest wait on Redis
+  // DESIGN rule 16: until Redis has answered, for at most this, health is
+  // NOT_SERVING and decode calls are held (server/fleet_join.h); then the
+  // replica serves, alone until Redis answers. Zero: serve at once.
+  absl::Duration connect_timeout = absl::Seconds(2);
   int size_hint = 1;  // replicas; the fallback bucket is rate / size_hint
   absl::Duration lease = absl::Seconds(5);
 };
@@ -91,6 +96,10 @@ class VinServer {
     return decode_->batch_counters();
   }
 
+  // Fleet mode: decode calls held until the replica joins its fleet (0 once
+  // it serves, and without a fleet).
+  size_t calls_held() const { return join_ ? join_->held() : 0; }
+
   // Stops accepting calls and reports NOT_SERVING; lets calls in progress
   // finish for up to `grace`; then fails what remains (SHUTTING_DOWN /
   // UNAVAILABLE) and returns once every call has ended. Idempotent.
@@ -135,6 +144,9 @@ class VinServer {
   absl::Status snapshot_status_;
   std::unique_ptr<metrics::ServiceMetrics> metrics_;
   std::unique_ptr<snapshot::SnapshotStore> snapshots_;
+  // Fleet mode: holds calls until the replica joins; outlives the fleet
+  // (its callbacks) and is stopped before health and gRPC go.
+  std::unique_ptr<FleetJoin> join_;
   std::unique_ptr<fleet::RedisFleet> fleet_;  // outlives the engine
   // Outlives the engine: closed (its queue committed) after the engine.
   std::unique_ptr<disk_cache::DiskCache> disk_;

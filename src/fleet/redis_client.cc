@@ -148,9 +148,14 @@ void RedisClient::Connect(Slot* slot, bool subscriber) {
   // Writable means connected (or failed): hiredis tells which.
   c->reading = c->writing = true;
   Rewatch(c.get());
+  // Queued until the connection is made. A connection is ready when Redis
+  // answers this: SELECT for a database; else, on the commands' connection,
+  // a PING (the subscriber's answer is its subscription's confirmation).
   if (address_.db != 0) {
-    redisAsyncCommand(ac, &RedisClient::OnSelected, c.get(), "SELECT %d",
+    redisAsyncCommand(ac, &RedisClient::OnGreeted, c.get(), "SELECT %d",
                       address_.db);
+  } else if (!subscriber) {
+    redisAsyncCommand(ac, &RedisClient::OnGreeted, c.get(), "PING");
   }
   if (subscriber) {
     redisAsyncCommand(ac, &RedisClient::OnMessage, c.get(), "SUBSCRIBE %b",
@@ -195,14 +200,15 @@ RedisClient::Slot* RedisClient::SlotOf(const Connection* c) {
 
 void RedisClient::OnConnected(Connection* c) {
   c->connected = true;
-  SlotOf(c)->backoff = kFirstBackoff;
-  if (address_.db == 0) OnReady(c);
+  if (address_.db == 0 && c->subscriber) OnReady(c);  // else: OnGreeted
 }
 
 void RedisClient::OnReady(Connection* c) {
   c->ready = true;
+  SlotOf(c)->backoff = kFirstBackoff;  // Redis answered: a working connection
   if (c->subscriber) return;
   NoteUp(true);
+  MaybeJoined();
   std::deque<Unsent> unsent;
   unsent.swap(c->unsent);
   for (Unsent& u : unsent) Send(c, u.argv, std::move(u.pending));
@@ -225,8 +231,8 @@ void RedisClient::Lost(Connection* c) {
   // Kept alive until this turn's hiredis calls are over.
   loop_->Post([dead = std::move(slot->connection)] {});
   const absl::Time now = loop_->clock()->Now();
-  if (c->connected) {
-    slot->reconnect_at = now;  // at once, the first time
+  if (c->ready) {
+    slot->reconnect_at = now;  // a working connection: at once, the first time
   } else {
     slot->BackOff(now, kMaxBackoff);
   }
@@ -250,6 +256,19 @@ void RedisClient::NoteUp(bool up) {
   state_known_ = true;
   reported_up_ = up;
   if (changed && on_state_) on_state_(up);
+}
+
+void RedisClient::MaybeJoined() {
+  if (joined_ || commands_.connection == nullptr ||
+      !commands_.connection->ready) {
+    return;
+  }
+  if (!channel_.empty() && (subscriber_.connection == nullptr ||
+                            !subscriber_.connection->subscribed)) {
+    return;
+  }
+  joined_ = true;
+  if (on_joined_) on_joined_();
 }
 
 void RedisClient::WakeAt(absl::Time at) {
@@ -311,13 +330,15 @@ void RedisClient::OnReply(redisAsyncContext*, void* reply, void* privdata) {
   p.done(std::move(r));
 }
 
-void RedisClient::OnSelected(redisAsyncContext* ac, void* reply,
-                             void* privdata) {
+void RedisClient::OnGreeted(redisAsyncContext* ac, void* reply,
+                            void* privdata) {
   auto* c = static_cast<Connection*>(privdata);
   const auto* r = static_cast<redisReply*>(reply);
   if (r == nullptr) return;  // going already
   if (r->type == REDIS_REPLY_ERROR) {
-    c->lost_because = absl::StrCat("SELECT failed: ", std::string(r->str, r->len));
+    c->lost_because =
+        absl::StrCat(c->client->address_.db != 0 ? "SELECT" : "PING",
+                     " failed: ", std::string(r->str, r->len));
     redisAsyncFree(ac);  // after this callback
     return;
   }
@@ -328,10 +349,16 @@ void RedisClient::OnMessage(redisAsyncContext*, void* reply, void* privdata) {
   auto* c = static_cast<Connection*>(privdata);
   const auto* r = static_cast<redisReply*>(reply);
   if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
-      r->element[0]->type != REDIS_REPLY_STRING ||
-      absl::string_view(r->element[0]->str, r->element[0]->len) != "message") {
-    return;  // the subscription's confirmation, or the connection going
+      r->element[0]->type != REDIS_REPLY_STRING) {
+    return;  // the connection going
   }
+  const absl::string_view kind(r->element[0]->str, r->element[0]->len);
+  if (kind == "subscribe") {  // the subscription's confirmation
+    c->subscribed = true;
+    c->client->MaybeJoined();
+    return;
+  }
+  if (kind != "message") return;
   c->client->on_message_(std::string(r->element[1]->str, r->element[1]->len),
                          std::string(r->element[2]->str, r->element[2]->len));
 }

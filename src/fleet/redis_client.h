@@ -7,7 +7,12 @@
 // Redis is down, when the command waited longer than the timeout (the
 // connection is then dropped and made again), or when it failed. Reconnects
 // on its own, backing off from 100 ms to 1 s, and says when Redis goes down
-// or comes back (once per change).
+// or comes back (once per change). Redis is up once it has answered on the
+// commands' connection: a new connection greets it (PING, or SELECT for a
+// database) and counts as connected only when the reply comes, so a port
+// that accepts but does not answer (a stopped or loading Redis) is down.
+// It has joined (OnJoined) the first time it is up and, when there is a
+// subscription, Redis has confirmed it (DESIGN rule 16).
 //
 // Thread contract: constructed on any thread; Attach() once; from then on,
 // every call on the loop's thread, except up(), errors() and commands(),
@@ -83,8 +88,14 @@ class RedisClient {
   // status too). Before Attach, or after Detach, it fails as unreachable.
   void Command(std::vector<std::string> argv, Callback done);
   // Subscribes to `channel` (once, before or after Attach; renewed on every
-  // reconnect).
+  // reconnect). Before the loop's first turn, for OnJoined to wait for it.
   void Subscribe(std::string channel, MessageHandler on_message);
+  // Runs `handler` once, on the loop, the first time Redis has answered on
+  // the commands' connection and confirmed the subscription (if any): from
+  // then on this client hears the fleet's events. Set before Attach.
+  void OnJoined(std::function<void()> handler) {
+    on_joined_ = std::move(handler);
+  }
 
   bool up() const { return up_.load(); }
   uint64_t errors() const { return errors_.load(); }
@@ -111,7 +122,8 @@ class RedisClient {
     bool reading = false;
     bool writing = false;
     bool connected = false;
-    bool ready = false;  // connected, and the database selected
+    bool ready = false;  // connected, and Redis answered its greeting
+    bool subscribed = false;  // the subscriber: Redis confirmed SUBSCRIBE
     bool gone = false;   // hiredis freed the context
     absl::Time started;
     std::deque<Unsent> unsent;    // commands queued until it is ready
@@ -144,6 +156,8 @@ class RedisClient {
   void Send(Connection* c, const std::vector<std::string>& argv,
             Pending pending);
   void NoteUp(bool up);
+  // Tells OnJoined's handler, the first time both connections are in place.
+  void MaybeJoined();
   // Reconnects what is due and drops what is late; then sleeps until the
   // next of those times.
   void Tick();
@@ -152,7 +166,8 @@ class RedisClient {
   void FailLater(Callback done, absl::Status error);
 
   static void OnReply(redisAsyncContext* ac, void* reply, void* privdata);
-  static void OnSelected(redisAsyncContext* ac, void* reply, void* privdata);
+  // The reply to a connection's greeting (SELECT, or the commands' PING).
+  static void OnGreeted(redisAsyncContext* ac, void* reply, void* privdata);
   static void OnMessage(redisAsyncContext* ac, void* reply, void* privdata);
   static void OnConnect(const redisAsyncContext* ac, int status);
   static void OnDisconnect(const redisAsyncContext* ac, int status);
@@ -175,6 +190,8 @@ class RedisClient {
   MessageHandler on_message_;
   bool state_known_ = false;
   bool reported_up_ = false;
+  std::function<void()> on_joined_;
+  bool joined_ = false;
   retry::Scheduler::TimerId timer_ = 0;
   absl::Time timer_at_ = absl::InfiniteFuture();
 };

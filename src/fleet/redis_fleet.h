@@ -56,6 +56,12 @@ class RedisFleet final : public engine::FleetBackend {
   void OnRejectedEvent(std::function<void(const absl::Status&)> handler) {
     on_rejected_ = std::move(handler);
   }
+  // Runs `handler` once, on the loop, the first time Redis has answered and
+  // confirmed the events' subscription (RedisClient::OnJoined); set before
+  // Attach.
+  void OnJoined(std::function<void()> handler) {
+    client_.OnJoined(std::move(handler));
+  }
   // Events of the channel that did not parse, since the start.
   uint64_t events_rejected() const { return events_rejected_.load(); }
 

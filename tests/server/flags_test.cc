@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/redis_server.h"
 #include "testing/subprocess.h"
 
 namespace {
@@ -46,6 +47,28 @@ TEST(SourcePreferenceFlag, AnythingElseIsAUsageErrorNamingTheChoices) {
     EXPECT_THAT(line, HasSubstr("--source_preference must be auto, live_only"))
         << value;
   }
+}
+
+// Fleet mode's wait for Redis at start (DESIGN rule 16): any duration of 0
+// or more; the replica exits 0 on SIGTERM while it waits (nothing listens
+// on the Redis port).
+TEST(RedisConnectTimeoutFlag, ADurationOfZeroOrMoreIsAccepted) {
+  const std::string redis =
+      absl::StrCat("--redis_url=redis://127.0.0.1:", testing_util::FreePort());
+  for (const char* value : {"0", "300ms", "2s", "1m"}) {
+    auto [status, line] =
+        RunServer({redis, absl::StrCat("--redis_connect_timeout=", value)});
+    EXPECT_THAT(line, HasSubstr("listening on")) << value;
+    EXPECT_EQ(status, 0) << value;
+  }
+}
+
+TEST(RedisConnectTimeoutFlag, ANegativeOneIsAUsageError) {
+  auto [status, line] = RunServer({"--redis_url=redis://127.0.0.1:1",
+                                   "--redis_connect_timeout=-1s"});
+  EXPECT_EQ(status, 2);
+  EXPECT_THAT(line, HasSubstr("--redis_connect_timeout must be a duration of 0 "
+                              "or more (e.g. 2s, 300ms), got -1s"));
 }
 
 }  // namespace

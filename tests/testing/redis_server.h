@@ -1,6 +1,7 @@
 // A redis-server of the test's own on a free loopback port, with nothing
 // written to disk (--save '' --appendonly no); stopped by pid. It can be
-// stopped and started again on the same port, as a Redis restart.
+// stopped and started again on the same port, as a Redis restart, paused
+// and resumed.
 #ifndef VIN_TESTS_TESTING_REDIS_SERVER_H_
 #define VIN_TESTS_TESTING_REDIS_SERVER_H_
 
@@ -36,6 +37,9 @@ inline int FreePort() {
 
 class RedisServer {
  public:
+  // `port` 0: a free one, chosen by the first Start().
+  explicit RedisServer(int port = 0) : port_(port) {}
+
   // Starts on a free port; false (with `error`) when it cannot.
   bool Start(std::string* error) {
     if (port_ == 0) port_ = FreePort();
@@ -56,10 +60,19 @@ class RedisServer {
   // Stops it (SIGTERM, then its exit) and returns whether it exited.
   bool Stop() {
     if (proc_ == nullptr) return true;
+    proc_->Signal(SIGCONT);  // a paused one too
     proc_->Signal(SIGTERM);
     const bool ok = proc_->Wait(absl::Seconds(20)).has_value();
     proc_.reset();
     return ok;
+  }
+  // SIGSTOP / SIGCONT: while paused, the kernel still accepts connections
+  // on its port but Redis answers nothing (a Redis that hangs).
+  void Pause() {
+    if (proc_ != nullptr) proc_->Signal(SIGSTOP);
+  }
+  void Resume() {
+    if (proc_ != nullptr) proc_->Signal(SIGCONT);
   }
   ~RedisServer() { Stop(); }
 
