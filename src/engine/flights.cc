@@ -57,6 +57,15 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     answerer_.Fail(waiter, DeadlinePassedBeforeStartFailure(), key, warnings);
     return;
   }
+  if (options_.fleet == nullptr && attempts_.Refuses(now) &&
+      table_.Find(key) == nullptr) {
+    // The breaker is open and no flight runs for the key: the waiter
+    // leaves the live path before one would be made (the fleet, when
+    // there is one, is still asked: another replica may hold the answer).
+    answerer_.CountMiss();
+    answerer_.Fail(waiter, attempts_.Unreachable(now, 0), key, warnings);
+    return;
+  }
   const absl::Time leave_at = LeaveLivePathAt(
       waiter.source, waiter.deadline, now, options_.snapshot_fallback_margin);
   auto [f, created] = table_.Join(key, id, waiter);
