@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include <sqlite3.h>
+
 #include "absl/strings/str_cat.h"
+#include "disk_cache/row_key.h"
 #include "fake_vpic/fake_vpic.h"
 #include "gtest/gtest.h"
 #include "testing/batch_session.h"
@@ -171,6 +174,51 @@ TEST_F(PersistentCacheTest, AFileThatIsNotACacheIsSetAsideAndTheServerServes) {
     pclose(ls);
   }
   EXPECT_EQ(aside, 1) << "the bad file is kept aside";
+}
+
+TEST_F(PersistentCacheTest, ARowThatDoesNotParseIsSkippedCountedAndNeverAnswered) {
+  constexpr int kVins = 10;
+  {
+    Server first(fake_->base_url(), path_);
+    ASSERT_TRUE(first.Feed(0, kVins).status.ok());
+    first.process().Signal(SIGTERM);
+    ASSERT_EQ(first.process().Wait(absl::Seconds(20)), 0);
+  }
+  // One row's bytes replaced by a protobuf that is no decode result of its
+  // VIN (a VIN "ABC", no decode time), with a matching checksum: only the
+  // server's own check can tell.
+  const std::string garbage("\x0a\x03" "ABC", 5);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "UPDATE entries SET value = ?1, crc = ?2, "
+                               "bytes = ?3 WHERE vin = ?4",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  sqlite3_bind_blob(st, 1, garbage.data(), garbage.size(), SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, disk_cache::Checksum(garbage));
+  sqlite3_bind_int64(st, 3, static_cast<int64_t>(garbage.size()));
+  const std::string vin0 = ValidVin(0);
+  sqlite3_bind_text(st, 4, vin0.c_str(), -1, SQLITE_TRANSIENT);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
+  ASSERT_EQ(sqlite3_changes(db), 1);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+
+  const int before = fake_->TotalVinsRequested();
+  Server second(fake_->base_url(), path_);
+  const auto out = second.Feed(0, kVins);
+  ASSERT_TRUE(out.status.ok());
+  EXPECT_EQ(Done(out, vin::v1::SOURCE_CACHE), kVins - 1);
+  EXPECT_EQ(Done(out, vin::v1::SOURCE_VPIC), 1) << "decoded again, live";
+  for (const auto& e : out.events) {
+    if (e.has_done()) EXPECT_EQ(e.done().result().vin(), e.vin());
+  }
+  EXPECT_EQ(fake_->TotalVinsRequested(), before + 1);
+  // Counted when the writer has deleted it.
+  EXPECT_TRUE(second.WaitForMetric("vin_cache_disk_corrupt_total", 1));
+  EXPECT_EQ(second.Metric("vin_cache_disk_corrupt_total"), 1);
 }
 
 }  // namespace
