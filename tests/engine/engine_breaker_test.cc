@@ -262,10 +262,13 @@ namespace {
 // connection. The re-send reached vPIC, so it counts: as a request in
 // vin_upstream_requests_total, as an attempt toward max_attempts, and
 // against the retry budget.
-class ResentRequestTest : public EngineRulesTest {};
+class ResentRequestTest : public EngineRulesTest {
+ protected:
+  // A member: the engine, destroyed at TearDown, counts into it until then.
+  metrics::ServiceMetrics m;
+};
 
 TEST_F(ResentRequestTest, ARequestLibcurlSentTwiceIsTwoAttemptsAndTwoRequests) {
-  metrics::ServiceMetrics m;
   EngineOptions o = Options();
   o.max_attempts = 2;
   o.metrics = &m;
