@@ -6,11 +6,7 @@
 // (goal: p99 <= 5 ms).
 //
 //   offline_unary --server_bin=build/vin-server --snapshot=.data/vpic.lite.db
-#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -23,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "testing/redis_server.h"  // FreePort
 #include "testing/subprocess.h"
 #include "testing/vin_gen.h"
 #include "vin/v1/vin.grpc.pb.h"
@@ -31,21 +28,6 @@ ABSL_FLAG(std::string, server_bin, "build/vin-server", "the vin-server binary");
 ABSL_FLAG(std::string, snapshot, ".data/vpic.lite.db", "the vPIC snapshot");
 ABSL_FLAG(int, calls, 1000, "sequential Decodes once the breaker is open");
 
-namespace {
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
@@ -53,7 +35,7 @@ int main(int argc, char** argv) {
   if (!server.Start({absl::GetFlag(FLAGS_server_bin), "--listen=127.0.0.1:0",
                      "--snapshot_path=" + absl::GetFlag(FLAGS_snapshot),
                      absl::StrCat("--vpic_base_url=http://127.0.0.1:",
-                                  FreePort(), "/api/vehicles")})) {
+                                  testing_util::FreePort(), "/api/vehicles")})) {
     std::fprintf(stderr, "cannot start the server\n");
     return 1;
   }
