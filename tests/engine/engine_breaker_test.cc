@@ -46,12 +46,9 @@ class EngineBreakerTest : public EngineRulesTest {
     EXPECT_EQ(State(), 1) << "open";
     return five;
   }
-  static const RecordingListener::Event& Last(const RecordingListener* l) {
-    static const RecordingListener::Event none;
+  static RecordingListener::Event Last(const RecordingListener* l) {
     const auto events = l->events();
-    static thread_local RecordingListener::Event last;
-    last = events.empty() ? none : events.back();
-    return last;
+    return events.empty() ? RecordingListener::Event() : events.back();
   }
 
   metrics::ServiceMetrics metrics_;
