@@ -163,6 +163,7 @@ absl::StatusOr<BatchSummary> BatchRun::Run(
     summary.done = done_;
     summary.failed = failed_;
     summary.failed_by_reason = failed_by_reason_;
+    summary.vpic_unreachable_since = unreachable_since_;
   }
   if (progress_thread.joinable()) progress_thread.join();
   summary.elapsed = absl::Now() - start_;

@@ -62,6 +62,10 @@ std::string FormatSummary(const BatchSummary& s) {
   absl::StrAppend(
       &line, ", in ", absl::StrFormat("%.1f", absl::ToDoubleSeconds(s.elapsed)),
       " s (", FormatRate(PerSecond(s.done + s.failed, s.elapsed)), "/s)");
+  if (!s.vpic_unreachable_since.empty()) {
+    absl::StrAppend(&line, "; vPIC unreachable since ",
+                    s.vpic_unreachable_since);
+  }
   return line;
 }
 

@@ -41,10 +41,13 @@ struct BatchSummary {
   int64_t failed = 0;
   std::map<std::string, int64_t> failed_by_reason;  // "INVALID_VIN" -> 2
   absl::Duration elapsed;
+  // Set when the server's last word on vPIC was that it is unreachable.
+  std::string vpic_unreachable_since;
 };
 
 // "vinctl: 7 records, 4 done, 3 failed (INVALID_VIN 2, UPSTREAM_REJECTED 1),
-// in 1.2 s (5.8/s)".
+// in 1.2 s (5.8/s)", then "; vPIC unreachable since ..." when the server
+// last said so.
 std::string FormatSummary(const BatchSummary& s);
 
 }  // namespace vinctl

@@ -56,21 +56,30 @@ void LogObserver::OnUpstreamRateChanged(double per_minute, double configured) {
 
 void LogObserver::OnBreakerChanged(const engine::BreakerChange& c) {
   using upstream::BreakerState;
+  using Cause = engine::BreakerChange::Cause;
   switch (c.to) {
-    case BreakerState::kOpen:
-      log::Event(spdlog::level::warn,
-                 c.from == BreakerState::kClosed
-                     ? "vPIC unreachable: circuit breaker open, nothing is "
-                       "sent until its probe"
-                     : "vPIC still unreachable: the probe failed, breaker "
-                       "open again",
+    case BreakerState::kOpen: {
+      const char* what =
+          c.cause == Cause::kProbeElsewhere
+              ? "another replica probes vPIC: circuit breaker open until its "
+                "answer"
+          : c.cause == Cause::kFleet
+              ? "vPIC unreachable, says another replica: circuit breaker "
+                "open, nothing is sent until the fleet's probe"
+          : c.from == BreakerState::kClosed
+              ? "vPIC unreachable: circuit breaker open, nothing is sent "
+                "until its probe"
+              : "vPIC still unreachable: the probe failed, breaker open again";
+      log::Event(spdlog::level::warn, what,
                  {{"from", upstream::Name(c.from)},
                   {"since", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
                                              c.unreachable_since,
                                              absl::UTCTimeZone())},
                   {"next_probe_in", absl::FormatDuration(c.next_probe)},
-                  {"last_error", c.last_error}});
+                  {"last_error", c.last_error},
+                  {"by", c.by}});
       return;
+    }
     case BreakerState::kHalfOpen:
       log::Event(spdlog::level::info,
                  "circuit breaker half open: one probe goes to vPIC",
@@ -78,9 +87,12 @@ void LogObserver::OnBreakerChanged(const engine::BreakerChange& c) {
       return;
     case BreakerState::kClosed:
       log::Event(spdlog::level::warn,
-                 "vPIC answers again: circuit breaker closed, the rate "
-                 "climbs back from a tenth",
-                 {{"from", upstream::Name(c.from)}});
+                 c.cause == Cause::kFleet
+                     ? "vPIC answers again, says another replica: circuit "
+                       "breaker closed, the rate climbs back from a tenth"
+                     : "vPIC answers again: circuit breaker closed, the rate "
+                       "climbs back from a tenth",
+                 {{"from", upstream::Name(c.from)}, {"by", c.by}});
       return;
   }
 }

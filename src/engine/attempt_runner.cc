@@ -72,7 +72,9 @@ Failure AttemptRunner::Unreachable(absl::Time now, int attempts) const {
                 domain::kUnreachableSince,
                 absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", since, absl::UTCTimeZone()),
                 " (the circuit breaker is open after ",
-                options_.breaker.failures, " failed requests in a row, the last: ",
+                options_.breaker.failures, " failed requests in a row",
+                opened_by_.empty() ? "" : " on another replica of the fleet",
+                ", the last: ",
                 DescribeUpstreamError(last_broken_),
                 "); the next probe of vPIC is in ", absl::FormatDuration(wait)),
             true, attempts, last_broken_, wait};
@@ -80,10 +82,14 @@ Failure AttemptRunner::Unreachable(absl::Time now, int attempts) const {
 }
 
 void AttemptRunner::NoteBreaker(
-    absl::optional<upstream::Breaker::Transition> t) {
+    absl::optional<upstream::Breaker::Transition> t, Cause cause,
+    const std::string& by) {
   if (!t) return;
   metrics_->upstream_breaker_state.Set(static_cast<double>(t->to));
   metrics_->upstream_breaker_transitions[static_cast<size_t>(t->to)].Add();
+  if (t->from == upstream::BreakerState::kClosed) {
+    opened_by_ = cause == Cause::kFleet ? by : "";
+  }
   if (observer_ != nullptr) {
     const absl::Time now = clock_->Now();
     const absl::Time since =
@@ -91,20 +97,117 @@ void AttemptRunner::NoteBreaker(
             ? absl::InfinitePast()
             : clock_->WallNow() - (now - breaker_.unreachable_since());
     observer_->OnBreakerChanged(
-        {t->from, t->to, since,
+        {t->from, t->to, cause, by, since,
          t->to == upstream::BreakerState::kOpen ? breaker_.next_probe_at() - now
                                                 : absl::ZeroDuration(),
          DescribeUpstreamError(last_broken_)});
   }
+  if (cause == Cause::kHere) ShareBreaker(*t);
   if (t->to == upstream::BreakerState::kClosed) {
     // The backlog resumes from a fraction of the rate, climbing back as
     // after a pushback.
     if (budget_->OnRecovered(clock_->Now())) NoteRateChange(true);
-  } else if (t->from == upstream::BreakerState::kClosed) {
-    // (Reopened from half open, nothing waits: every flight but the probe
-    // was refused meanwhile.)
+  } else if (t->from == upstream::BreakerState::kClosed ||
+             cause == Cause::kProbeElsewhere) {
+    // Every flight that waits to send leaves the live path (after a probe
+    // of this replica's failed or was lost, none waits: every flight but
+    // the probe was refused meanwhile; when the probe is another
+    // replica's, this one's would-be probe leaves).
     flights_->Unreachable();
   }
+}
+
+void AttemptRunner::ShareBreaker(const upstream::Breaker::Transition& t) {
+  if (options_.fleet == nullptr) return;
+  const absl::Time now = clock_->Now();
+  FleetEvent e;
+  e.origin = options_.fleet->replica();
+  switch (t.to) {
+    case upstream::BreakerState::kHalfOpen:
+      return;  // the probe's claim says it (Enqueue)
+    case upstream::BreakerState::kClosed:
+      e.kind = FleetEvent::Kind::kBreakerClosed;
+      break;
+    case upstream::BreakerState::kOpen:
+      // A probe lost before its answer taught nothing.
+      if (t.from == upstream::BreakerState::kHalfOpen &&
+          breaker_.next_probe_at() <= now) {
+        return;
+      }
+      e.kind = FleetEvent::Kind::kBreakerOpened;
+      e.breaker.unreachable_since =
+          clock_->WallNow() - (now - breaker_.unreachable_since());
+      e.breaker.cooldown = breaker_.next_probe_at() - now;
+      e.breaker.last_error = last_broken_;
+      break;
+  }
+  options_.fleet->Publish(e);
+}
+
+void AttemptRunner::FromFleet(const FleetEvent& e) {
+  const absl::Time now = clock_->Now();
+  if (e.kind == FleetEvent::Kind::kBreakerOpened) {
+    if (breaker_.state() == upstream::BreakerState::kClosed) {
+      last_broken_ = e.breaker.last_error;
+    }
+    const absl::Time since =
+        now - (clock_->WallNow() - e.breaker.unreachable_since);
+    NoteBreaker(breaker_.OpenedElsewhere(now, since, e.breaker.cooldown),
+                Cause::kFleet, e.origin);
+    return;
+  }
+  if (e.kind != FleetEvent::Kind::kBreakerClosed) return;
+  // A probe of this replica's still at the gate, or still claiming, goes
+  // as an ordinary request; one under way counts as one when it ends.
+  probe_place_ = 0;
+  probe_flight_ = 0;
+  probe_claim_ = 0;
+  NoteBreaker(breaker_.ClosedElsewhere(), Cause::kFleet, e.origin);
+}
+
+void AttemptRunner::OnProbeClaim(uint64_t claim,
+                                 FleetBackend::ProbeClaim answer) {
+  using Kind = FleetBackend::ProbeClaim::Kind;
+  if (claim != probe_claim_) {
+    // The probe left, or the breaker closed, meanwhile.
+    if (answer.kind == Kind::kMine) options_.fleet->ReleaseProbe();
+    return;
+  }
+  probe_claim_ = 0;
+  switch (answer.kind) {
+    case Kind::kMine:
+      probe_held_ = true;
+      return;  // it starts at the end of this turn
+    case Kind::kUnavailable:
+      return;  // the fleet cannot tell: this replica probes alone
+    case Kind::kTaken:
+      // Another replica probes: this one's flight leaves like any other
+      // while open, and the breaker waits for that probe's news.
+      probe_place_ = 0;
+      probe_flight_ = 0;
+      NoteBreaker(breaker_.ProbeTaken(clock_->Now(), answer.wait),
+                  Cause::kProbeElsewhere);
+      return;
+  }
+}
+
+void AttemptRunner::LoseProbe() {
+  probe_place_ = 0;
+  probe_flight_ = 0;
+  probe_claim_ = 0;
+  NoteBreaker(breaker_.OnProbeLost(clock_->Now()));
+  EndProbe(false);
+}
+
+void AttemptRunner::EndProbe(bool reopened) {
+  if (options_.fleet == nullptr) return;
+  if (reopened) {
+    // Nobody in the fleet probes before the new cool-down ends.
+    options_.fleet->HoldProbe(breaker_.next_probe_at() - clock_->Now());
+  } else if (probe_held_) {
+    options_.fleet->ReleaseProbe();
+  }
+  probe_held_ = false;
 }
 
 AttemptRunner::Seq AttemptRunner::Enqueue(Ticket ticket, Seq place) {
@@ -117,6 +220,16 @@ AttemptRunner::Seq AttemptRunner::Enqueue(Ticket ticket, Seq place) {
                                               upstream::BreakerState::kHalfOpen});
     probe_place_ = seq;
     probe_flight_ = ticket.flight_id;
+    if (options_.fleet != nullptr && options_.fleet->up()) {
+      // One probe for the fleet: it waits here until the claim's answer.
+      const uint64_t claim = ++claims_;
+      probe_claim_ = claim;
+      options_.fleet->ClaimProbe(
+          options_.probe_hold,
+          [this, claim](FleetBackend::ProbeClaim answer) {
+            OnProbeClaim(claim, answer);
+          });
+    }
   }
   return seq;
 }
@@ -124,12 +237,8 @@ AttemptRunner::Seq AttemptRunner::Enqueue(Ticket ticket, Seq place) {
 void AttemptRunner::Remove(Seq seq) {
   if (seq == 0) return;
   gate_.Remove(seq);
-  if (seq == probe_place_) {
-    // The probe left before it was sent: the next flight may probe.
-    probe_place_ = 0;
-    probe_flight_ = 0;
-    NoteBreaker(breaker_.OnProbeLost(clock_->Now()));
-  }
+  // The probe left before it was sent: the next flight may probe.
+  if (seq == probe_place_) LoseProbe();
 }
 
 metrics::Endpoint AttemptRunner::EndpointOf(const Request& r) {
@@ -146,6 +255,7 @@ std::vector<std::pair<AttemptRunner::Ticket, absl::Time>> AttemptRunner::Queued(
 }
 
 void AttemptRunner::StartReady() {
+  if (probe_claim_ != 0) return;  // the probe waits for the fleet's word
   const size_t limit = static_cast<size_t>(options_.max_concurrency);
   while (transport_->active() < limit) {
     std::vector<Ticket> tickets = gate_.Take(clock_->Now());
@@ -158,6 +268,7 @@ absl::optional<absl::Time> AttemptRunner::NextStart(absl::Time now) const {
   if (transport_->active() >= static_cast<size_t>(options_.max_concurrency)) {
     return absl::nullopt;  // a request's end comes first, as I/O
   }
+  if (probe_claim_ != 0) return absl::nullopt;  // the claim's answer, as I/O
   return gate_.NextStart(now);
 }
 
@@ -211,7 +322,7 @@ void AttemptRunner::Leave(RequestId id) {
         .Add();
     const bool probe = it->second.probe;
     requests_.erase(it);
-    if (probe) NoteBreaker(breaker_.OnProbeLost(clock_->Now()));
+    if (probe) LoseProbe();
   }
 }
 
@@ -262,7 +373,12 @@ void AttemptRunner::ApplyHealth(const vpic::RequestOutcome& answer,
                                       vpic::UpstreamHealth::kAnswered]
         .Add();
   }
-  NoteBreaker(breaker_.OnResult(clock_->Now(), answer.health, probe));
+  const auto t = breaker_.OnResult(clock_->Now(), answer.health, probe);
+  NoteBreaker(t);
+  if (probe) {
+    EndProbe(t && t->to == upstream::BreakerState::kOpen &&
+             breaker_.next_probe_at() > clock_->Now());
+  }
 }
 
 void AttemptRunner::ApplySignal(const vpic::RequestOutcome& answer) {

@@ -9,8 +9,19 @@
 // itself included), and hands each flight its own outcome. What an outcome
 // means for a flight (done, failed, retried) is the engine's.
 //
+// In a fleet (rule 13), the breaker is shared: a replica whose breaker
+// opens or closes tells the others (FleetEvent kBreakerOpened/Closed), which
+// follow at once (FromFleet); and the probe is one for the fleet, a lease
+// (FleetBackend::ClaimProbe) that the replica whose cool-down ends first
+// with a flight that wants to send takes. While its claim is asked, that
+// flight waits at the gate and nothing starts; when another replica holds
+// the probe, it leaves the live path like every other flight while open,
+// and this breaker waits for the holder's news (or for its lease to end).
+// A failed probe keeps the lease for the whole new cool-down, so nobody
+// probes before it ends. Redis down, each replica's breaker is its own.
+//
 // Loop thread only. Owns the gate and the vPIC client; the budget is the
-// engine's (not owned).
+// engine's and the fleet backend its owner's (neither owned).
 #ifndef VIN_ENGINE_ATTEMPT_RUNNER_H_
 #define VIN_ENGINE_ATTEMPT_RUNNER_H_
 
@@ -21,6 +32,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "engine/fleet_backend.h"
 #include "engine/types.h"
 #include "metrics/metrics.h"
 #include "retry/clock.h"
@@ -68,6 +80,11 @@ class AttemptRunner {
     absl::Duration retry_after_max = absl::Seconds(60);
     upstream::BreakerOptions breaker;
     upstream::Breaker::Uniform breaker_uniform;  // tests only
+    // The fleet that shares the breaker (null: this process alone), and
+    // how long a probe's lease lasts unless released: longer than a
+    // request may take.
+    FleetBackend* fleet = nullptr;
+    absl::Duration probe_hold = absl::Seconds(31);
   };
   // Counted since the start, for EngineStats.
   struct Counts {
@@ -92,6 +109,8 @@ class AttemptRunner {
   // the time to the next probe), naming since when vPIC is unreachable.
   Failure Unreachable(absl::Time now, int attempts) const;
   upstream::BreakerState breaker_state() const { return breaker_.state(); }
+  // Another replica's breaker event (kBreakerOpened or kBreakerClosed).
+  void FromFleet(const FleetEvent& event);
 
   // ---- The gate ----
   // Queues a flight for its next attempt at `place` (its first place, kept
@@ -134,7 +153,18 @@ class AttemptRunner {
   void ApplyPushback(const vpic::Outcome& outcome);
   void NoteRateChange(bool cut);
   void ApplyHealth(const vpic::RequestOutcome& answer, bool probe);
-  void NoteBreaker(absl::optional<upstream::Breaker::Transition> t);
+  using Cause = BreakerChange::Cause;
+  void NoteBreaker(absl::optional<upstream::Breaker::Transition> t,
+                   Cause cause = Cause::kHere, const std::string& by = "");
+  // Tells the fleet what this replica's own breaker did.
+  void ShareBreaker(const upstream::Breaker::Transition& t);
+  // The answer to the probe's claim `claim` (a later turn).
+  void OnProbeClaim(uint64_t claim, FleetBackend::ProbeClaim answer);
+  // The probe's flight left the gate, or its request ended unanswered.
+  void LoseProbe();
+  // This replica's probe ended (in a fleet): its lease is let go, or kept
+  // for the new cool-down when the probe failed.
+  void EndProbe(bool reopened);
   void CountResent(const Request& req, int extra);
   static metrics::Endpoint EndpointOf(const Request& r);
 
@@ -151,8 +181,16 @@ class AttemptRunner {
   // flight.
   Seq probe_place_ = 0;
   uint64_t probe_flight_ = 0;
+  // In a fleet: the claim of the fleet's probe under way (0: none; while
+  // one is, nothing starts), and whether this replica holds the probe's
+  // lease.
+  uint64_t probe_claim_ = 0;
+  uint64_t claims_ = 0;
+  bool probe_held_ = false;
   // The last broken answer, for the failures the breaker gives.
   vpic::UpstreamError last_broken_;
+  // The replica that opened this breaker ("" when this one did).
+  std::string opened_by_;
   absl::flat_hash_map<RequestId, Request> requests_;
   Counts counts_;
   double rate_reported_;  // the effective rate last told the observer

@@ -85,7 +85,10 @@ Engine::Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
       budget_(MakeBudget()),
       attempts_({options_.max_upstream_concurrency, options_.upstream_batch_max,
                  options_.budget.rate_per_minute, options_.retry_after_max,
-                 options_.breaker, options_.uniform},
+                 options_.breaker, options_.uniform, options_.fleet,
+                 // A request may be sent twice (rule 16), each within the
+                 // attempt timeout.
+                 2 * options_.attempt_timeout + absl::Seconds(1)},
                 std::move(transport), budget_.get(), clock_, metrics_,
                 options_.observer, this),
       fleet_(options_.fleet == nullptr

@@ -266,6 +266,7 @@ class Engine : private AttemptRunner::Flights,
                    const Failure& failure) override;
   void Remember(const coalesce::FlightKey& key,
                 std::shared_ptr<const DecodeResult> answer) override;
+  void BreakerElsewhere(const FleetEvent& event) override;
 
   // Attempts through the upstream gate (attempts.cc; the requests are
   // AttemptRunner's):

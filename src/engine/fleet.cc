@@ -68,4 +68,8 @@ void Engine::Remember(const coalesce::FlightKey& key,
   cache_.InsertAnswer(key, std::move(answer), clock_->Now());
 }
 
+void Engine::BreakerElsewhere(const FleetEvent& event) {
+  attempts_.FromFleet(event);
+}
+
 }  // namespace engine

@@ -22,16 +22,25 @@
 
 namespace engine {
 
-// An event of a flight, from the replica that owns it to the others.
+// An event of a flight, from the replica that owns it to the others; or of
+// the circuit breaker, from the replica whose breaker moved (rule 13).
 struct FleetEvent {
   enum class Kind {
     kDone,       // `encoded` holds the result as its owner's callers got it
     kRetrying,   // `retrying`
     kFailed,     // `failure`
     kAbandoned,  // the owner's callers all left: another replica may take it
+    kBreakerOpened,  // `breaker`: every replica's breaker opens
+    kBreakerClosed,  // vPIC answered the probe: every replica's closes
+  };
+  // The breaker as the replica that opened it saw it.
+  struct Breaker {
+    absl::Time unreachable_since = absl::InfinitePast();  // wall clock
+    absl::Duration cooldown;  // before anyone may probe, from the event on
+    vpic::UpstreamError last_error;
   };
   Kind kind = Kind::kDone;
-  std::string key;     // FleetKey()
+  std::string key;     // FleetKey(); empty for the breaker's kinds
   std::string origin;  // the publishing replica
   std::shared_ptr<const std::string> encoded;
   // kDone: the result as a cache answer (source CACHE, attempts 0), the
@@ -41,6 +50,7 @@ struct FleetEvent {
   int attempts = 0;
   Retrying retrying;
   Failure failure;
+  Breaker breaker;
 };
 
 // The fleet-wide name of a flight's key.
@@ -83,6 +93,25 @@ class FleetBackend {
   virtual void StoreResult(const std::string& key, std::string cached,
                            absl::Duration ttl) = 0;
   virtual void Publish(const FleetEvent& event) = 0;
+
+  // The breaker's probe (rule 13): one for the whole fleet, a lease named
+  // after this replica. `hold`: how long it lasts unless released.
+  struct ProbeClaim {
+    enum class Kind {
+      kMine,         // free, or this replica's already: it probes
+      kTaken,        // another replica's, for `wait` more
+      kUnavailable,  // Redis did not answer: the replica decides alone
+    };
+    Kind kind = Kind::kUnavailable;
+    absl::Duration wait;
+  };
+  virtual void ClaimProbe(absl::Duration hold,
+                          std::function<void(ProbeClaim)> done) = 0;
+  // Keeps the probe this replica's for `hold` from now, whoever held it: its
+  // probe failed, and nobody may probe again before the new cool-down ends.
+  virtual void HoldProbe(absl::Duration hold) = 0;
+  // Lets go of the probe if it is this replica's.
+  virtual void ReleaseProbe() = 0;
   // Where other replicas' events go (set once, before any is published).
   virtual void OnEvent(std::function<void(FleetEvent)> handler) = 0;
   // This replica's name, to tell its own events from the others'.

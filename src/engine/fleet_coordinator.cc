@@ -222,6 +222,11 @@ class Shared final : public FleetCoordinator {
   }
 
   void OnEvent(const FleetEvent& event) {
+    if (event.kind == FleetEvent::Kind::kBreakerOpened ||
+        event.kind == FleetEvent::Kind::kBreakerClosed) {
+      flights_->BreakerElsewhere(event);
+      return;
+    }
     const absl::optional<Key> key = ParseFleetKey(event.key);
     if (!key) return;
     std::shared_ptr<DecodeResult> cached;
@@ -271,6 +276,9 @@ class Shared final : public FleetCoordinator {
         it->second.timer = 0;
         Claim(*key, fid);
         return;
+      case FleetEvent::Kind::kBreakerOpened:
+      case FleetEvent::Kind::kBreakerClosed:
+        return;  // (above)
     }
   }
 

@@ -60,6 +60,9 @@ class FleetCoordinator {
     // (whether or not a flight of it is here).
     virtual void Remember(const Key& key,
                           std::shared_ptr<const DecodeResult> answer) = 0;
+    // Another replica's breaker opened or closed (rule 13: the breaker is
+    // the fleet's).
+    virtual void BreakerElsewhere(const FleetEvent& event) = 0;
   };
 
   virtual ~FleetCoordinator() = default;

@@ -94,8 +94,13 @@ struct FlightSummary {
 
 // The circuit breaker in front of vPIC changed state (DESIGN rule 13).
 struct BreakerChange {
+  // Who moved it: this replica's own requests, another replica of the fleet
+  // (`by`), or the fleet's one probe, which went to another replica.
+  enum class Cause { kHere, kFleet, kProbeElsewhere };
   upstream::BreakerState from;
   upstream::BreakerState to;
+  Cause cause = Cause::kHere;
+  std::string by;  // kFleet: the replica that moved it
   // Wall time since when vPIC is unreachable; InfinitePast once closed.
   absl::Time unreachable_since;
   absl::Duration next_probe;  // to open: the wait until the probe may go

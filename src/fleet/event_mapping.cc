@@ -24,6 +24,10 @@ pb::FleetEvent::Kind KindToProto(FleetEvent::Kind k) {
       return pb::FleetEvent::KIND_FAILED;
     case FleetEvent::Kind::kAbandoned:
       return pb::FleetEvent::KIND_ABANDONED;
+    case FleetEvent::Kind::kBreakerOpened:
+      return pb::FleetEvent::KIND_BREAKER_OPENED;
+    case FleetEvent::Kind::kBreakerClosed:
+      return pb::FleetEvent::KIND_BREAKER_CLOSED;
   }
   return pb::FleetEvent::KIND_UNSPECIFIED;
 }
@@ -38,6 +42,10 @@ absl::optional<FleetEvent::Kind> KindFromProto(int k) {
       return FleetEvent::Kind::kFailed;
     case pb::FleetEvent::KIND_ABANDONED:
       return FleetEvent::Kind::kAbandoned;
+    case pb::FleetEvent::KIND_BREAKER_OPENED:
+      return FleetEvent::Kind::kBreakerOpened;
+    case pb::FleetEvent::KIND_BREAKER_CLOSED:
+      return FleetEvent::Kind::kBreakerClosed;
     default:
       return absl::nullopt;
   }
@@ -139,6 +147,21 @@ vpic::UpstreamError ErrorFromProto(const pb::UpstreamError& e) {
   return vpic::UpstreamError{e.http_status(), e.kind(), e.message()};
 }
 
+void TimeToProto(absl::Time t, google::protobuf::Timestamp* out) {
+  const int64_t ns = absl::ToUnixNanos(t);
+  out->set_seconds(absl::ToUnixSeconds(t));
+  out->set_nanos(static_cast<int32_t>(ns - out->seconds() * 1000000000));
+}
+
+absl::Time TimeFromProto(const google::protobuf::Timestamp& t) {
+  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
+}
+
+bool IsBreakerKind(FleetEvent::Kind k) {
+  return k == FleetEvent::Kind::kBreakerOpened ||
+         k == FleetEvent::Kind::kBreakerClosed;
+}
+
 absl::Status Bad(absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("fleet event: ", why));
 }
@@ -178,7 +201,15 @@ std::string EncodeEvent(const FleetEvent& e) {
       DurationToProto(e.failure.retry_delay, f->mutable_retry_delay());
       break;
     }
+    case FleetEvent::Kind::kBreakerOpened: {
+      pb::Breaker* b = m.mutable_breaker();
+      TimeToProto(e.breaker.unreachable_since, b->mutable_unreachable_since());
+      DurationToProto(e.breaker.cooldown, b->mutable_cooldown());
+      ErrorToProto(e.breaker.last_error, b->mutable_last_error());
+      break;
+    }
     case FleetEvent::Kind::kAbandoned:
+    case FleetEvent::Kind::kBreakerClosed:
       break;
   }
   return m.SerializeAsString();
@@ -189,7 +220,7 @@ absl::StatusOr<FleetEvent> DecodeEvent(const std::string& bytes) {
   if (!m.ParseFromString(bytes)) return Bad("not a vin.fleet.v1.FleetEvent");
   const auto kind = KindFromProto(m.kind());
   if (!kind) return Bad(absl::StrCat("unknown kind ", m.kind()));
-  if (m.key().empty()) return Bad("no key");
+  if (m.key().empty() && !IsBreakerKind(*kind)) return Bad("no key");
   FleetEvent e;
   e.kind = *kind;
   e.key = m.key();
@@ -224,7 +255,16 @@ absl::StatusOr<FleetEvent> DecodeEvent(const std::string& bytes) {
       e.failure.retry_delay = DurationFromProto(f.retry_delay());
       break;
     }
+    case FleetEvent::Kind::kBreakerOpened: {
+      if (!m.has_breaker()) return Bad("a breaker event without the breaker");
+      const pb::Breaker& b = m.breaker();
+      e.breaker.unreachable_since = TimeFromProto(b.unreachable_since());
+      e.breaker.cooldown = DurationFromProto(b.cooldown());
+      e.breaker.last_error = ErrorFromProto(b.last_error());
+      break;
+    }
     case FleetEvent::Kind::kAbandoned:
+    case FleetEvent::Kind::kBreakerClosed:
       break;
   }
   return e;

@@ -37,6 +37,16 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0)lua";
 
+// The breaker's probe: free or already ours, it is ours for ARGV[2] ms
+// ({1}); else {0, ms left}.
+constexpr char kClaimProbe[] = R"lua(
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1}
+end
+return {0, redis.call('PTTL', KEYS[1])})lua";
+
 std::string Millis(absl::Duration d) {
   return absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(d)));
 }
@@ -92,6 +102,40 @@ void RedisFleet::ReleaseLease(const std::string& key,
                               const std::string& token) {
   client_.Command({"EVAL", kRelease, "1", absl::StrCat(prefix_, "lease:", key),
                    token},
+                  [](RedisClient::Reply) {});
+}
+
+void RedisFleet::ClaimProbe(absl::Duration hold,
+                            std::function<void(ProbeClaim)> done) {
+  client_.Command(
+      {"EVAL", kClaimProbe, "1", absl::StrCat(prefix_, "breaker:probe"),
+       replica_, Millis(hold)},
+      [done = std::move(done)](RedisClient::Reply reply) {
+        ProbeClaim claim;
+        if (reply.ok() && reply->type == RedisValue::Type::kArray &&
+            !reply->elements.empty()) {
+          if (reply->elements[0].integer == 1) {
+            claim.kind = ProbeClaim::Kind::kMine;
+          } else if (reply->elements.size() == 2) {
+            claim.kind = ProbeClaim::Kind::kTaken;
+            // (-1 or -2: it went meanwhile; the next flight asks again.)
+            claim.wait = absl::Milliseconds(
+                std::max<long long>(0, reply->elements[1].integer));
+          }
+        }
+        done(claim);
+      });
+}
+
+void RedisFleet::HoldProbe(absl::Duration hold) {
+  client_.Command({"SET", absl::StrCat(prefix_, "breaker:probe"), replica_,
+                   "PX", Millis(hold)},
+                  [](RedisClient::Reply) {});
+}
+
+void RedisFleet::ReleaseProbe() {
+  client_.Command({"EVAL", kRelease, "1", absl::StrCat(prefix_, "breaker:probe"),
+                   replica_},
                   [](RedisClient::Reply) {});
 }
 

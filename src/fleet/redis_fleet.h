@@ -1,7 +1,9 @@
 // The fleet's shared state in Redis (engine::FleetBackend): finished
 // decodes under <prefix>result:<key> (with the cache TTL), flight leases
 // under <prefix>lease:<key> (SET NX PX, renewed, released by a
-// token-checked script), and flights' events on the channel
+// token-checked script), the breaker's probe under <prefix>breaker:probe
+// (the same kind of lease, named after the replica), and flights' and the
+// breaker's events on the channel
 // <prefix>events (vin.fleet.v1.FleetEvent, fleet/event_mapping.h), which
 // every replica reads and filters; an event that does not parse is
 // rejected: counted, and told to the OnRejectedEvent handler.
@@ -44,6 +46,10 @@ class RedisFleet final : public engine::FleetBackend {
   void StoreResult(const std::string& key, std::string cached,
                    absl::Duration ttl) override;
   void Publish(const engine::FleetEvent& event) override;
+  void ClaimProbe(absl::Duration hold,
+                  std::function<void(ProbeClaim)> done) override;
+  void HoldProbe(absl::Duration hold) override;
+  void ReleaseProbe() override;
   void OnEvent(std::function<void(engine::FleetEvent)> handler) override;
   const std::string& replica() const override { return replica_; }
   bool up() const override { return client_.up(); }

@@ -78,16 +78,55 @@ absl::optional<Breaker::Transition> Breaker::OnResult(absl::Time now,
         return Open(now, std::min(options_.cooldown_max,
                                   std::max(cooldown_, grown)));
       }
-      const Transition t{state_, BreakerState::kClosed};
-      state_ = BreakerState::kClosed;
-      failures_ = 0;
-      cooldown_ = options_.cooldown;
-      unreachable_since_ = absl::InfinitePast();
-      next_probe_at_ = absl::InfinitePast();
-      return t;
+      return Close();
     }
   }
   return absl::nullopt;
+}
+
+Breaker::Transition Breaker::Close() {
+  const Transition t{state_, BreakerState::kClosed};
+  state_ = BreakerState::kClosed;
+  failures_ = 0;
+  cooldown_ = options_.cooldown;
+  unreachable_since_ = absl::InfinitePast();
+  next_probe_at_ = absl::InfinitePast();
+  return t;
+}
+
+absl::optional<Breaker::Transition> Breaker::OpenedElsewhere(
+    absl::Time now, absl::Time since, absl::Duration cooldown) {
+  if (!enabled()) return absl::nullopt;
+  switch (state_) {
+    case BreakerState::kClosed: {
+      const Transition t = Open(now, cooldown);
+      unreachable_since_ = std::min(since, now);
+      return t;
+    }
+    case BreakerState::kOpen:
+      cooldown_ = std::max(cooldown_, cooldown);
+      next_probe_at_ = std::max(next_probe_at_, now + cooldown);
+      unreachable_since_ = std::min(unreachable_since_, since);
+      return absl::nullopt;
+    case BreakerState::kHalfOpen:
+      return absl::nullopt;
+  }
+  return absl::nullopt;
+}
+
+absl::optional<Breaker::Transition> Breaker::ClosedElsewhere() {
+  if (state_ == BreakerState::kClosed) return absl::nullopt;
+  return Close();
+}
+
+absl::optional<Breaker::Transition> Breaker::ProbeTaken(absl::Time now,
+                                                        absl::Duration wait) {
+  if (state_ != BreakerState::kHalfOpen) return absl::nullopt;
+  const Transition t{state_, BreakerState::kOpen};
+  state_ = BreakerState::kOpen;
+  next_probe_at_ = now + wait;
+  --probes_;  // it was not this process's
+  return t;
 }
 
 absl::optional<Breaker::Transition> Breaker::OnProbeLost(absl::Time now) {

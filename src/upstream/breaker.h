@@ -17,6 +17,11 @@
 // While open, answers of requests that started before it opened change
 // nothing: only the probe decides.
 //
+// In a fleet (rule 13), another replica's breaker moves this one too:
+// OpenedElsewhere opens it without failures of its own (or, open, makes it
+// wait at least the other's cool-down), ClosedElsewhere closes it, and
+// ProbeTaken hands the probe back when another replica probes instead.
+//
 // Pure and not thread-safe: time is passed in (the engine's monotonic
 // clock); the engine's loop owns it.
 #ifndef VIN_UPSTREAM_BREAKER_H_
@@ -74,6 +79,18 @@ class Breaker {
   // the next request may probe at once.
   absl::optional<Transition> OnProbeLost(absl::Time now);
 
+  // Another replica's breaker opened at `since` (this clock's time), and
+  // nobody may probe before `cooldown` from `now`. Closed: it opens (a
+  // transition). Open: the probe waits at least that long, and the
+  // cool-down is at least that. Half open: its own probe decides.
+  absl::optional<Transition> OpenedElsewhere(absl::Time now, absl::Time since,
+                                             absl::Duration cooldown);
+  // Another replica's probe was answered: it closes.
+  absl::optional<Transition> ClosedElsewhere();
+  // Half open, the probe turned out to be another replica's, for `wait`
+  // more: open again, and the next probe may come after that wait.
+  absl::optional<Transition> ProbeTaken(absl::Time now, absl::Duration wait);
+
   BreakerState state() const { return state_; }
   bool enabled() const { return options_.failures > 0; }
   // When it last opened from closed: since when vPIC is unreachable
@@ -89,6 +106,7 @@ class Breaker {
 
  private:
   Transition Open(absl::Time now, absl::Duration cooldown);
+  Transition Close();
   double Draw();
 
   const BreakerOptions options_;

@@ -220,5 +220,38 @@ TEST_F(BatchTest, ProgressLineShowsRowsWaitingForTheRateCap) {
   EXPECT_THAT(progress_.str(), HasSubstr(" 2 waiting for the rate cap, "));
 }
 
+// With the circuit breaker open (rule 13), the rows fail at once, each
+// saying why, and the summary line ends with since when vPIC is
+// unreachable (so does the progress line while the feed runs).
+TEST_F(BatchTest, ProgressLineSaysWhenVpicIsUnreachable) {
+  server::ServerOptions o = Defaults();
+  o.engine.breaker.failures = 2;
+  o.engine.max_attempts = 1;
+  o.engine.upstream_batch_max = 1;
+  StartServer(o);
+  fake_->ScriptEveryVin(std::vector<fakevpic::Step>(
+      10, *fakevpic::Step::Parse("503")));
+  BatchOptions options;
+  options.show_progress = true;
+  options.progress_interval = absl::Milliseconds(10);
+  options.window = 1;  // one row at a time: the first two open the breaker
+  std::string feed;
+  for (int i = 0; i < 20; ++i) absl::StrAppend(&feed, testing_util::ValidVin(300 + i), "\n");
+  auto summary = Run(feed, options);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->failed, 20);
+  EXPECT_EQ(fake_->TotalRequests(), 2) << "the breaker sent nothing more";
+  EXPECT_EQ(summary->failed_by_reason.at("UPSTREAM_UNAVAILABLE"), 20);
+  EXPECT_THAT(summary->vpic_unreachable_since, testing::StartsWith("20"));
+  EXPECT_THAT(progress_.str(),
+              HasSubstr(absl::StrCat("failed (UPSTREAM_UNAVAILABLE 20), in ")));
+  EXPECT_THAT(progress_.str(), testing::EndsWith(absl::StrCat(
+                                   "; vPIC unreachable since ",
+                                   summary->vpic_unreachable_since, "\n")));
+  const CsvOutput out = ParseOutput(out_.str());
+  ASSERT_EQ(out.rows.size(), 20u);
+  EXPECT_THAT(out.rows.back()["error"], HasSubstr("vPIC is unreachable since"));
+}
+
 }  // namespace
 }  // namespace vinctl

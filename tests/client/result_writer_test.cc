@@ -207,6 +207,10 @@ TEST(Progress, Summary) {
   one.elapsed = absl::Seconds(2);
   EXPECT_EQ(FormatSummary(one),
             "vinctl: 1 record, 1 done, 0 failed, in 2.0 s (0.5/s)");
+  one.vpic_unreachable_since = "2026-12-03T14:02:11Z";
+  EXPECT_EQ(FormatSummary(one),
+            "vinctl: 1 record, 1 done, 0 failed, in 2.0 s (0.5/s); vPIC "
+            "unreachable since 2026-12-03T14:02:11Z");
 }
 
 }  // namespace

@@ -48,6 +48,12 @@ class RecordingFlights : public FleetCoordinator::Flights {
   void Remember(const Key& key, std::shared_ptr<const DecodeResult> a) override {
     calls.push_back(absl::StrCat("remember ", *a->encoded));
   }
+  void BreakerElsewhere(const FleetEvent& e) override {
+    calls.push_back(absl::StrCat(
+        e.kind == FleetEvent::Kind::kBreakerOpened ? "breaker opened by "
+                                                   : "breaker closed by ",
+        e.origin));
+  }
 
   static std::string SourceName(Source s) {
     return s == Source::kCache ? "cache" : s == Source::kVpic ? "vpic" : "other";

@@ -129,6 +129,32 @@ TEST(FleetEvents, EveryKindTravelsWhole) {
   EXPECT_EQ(g->kind, FleetEvent::Kind::kAbandoned);
   EXPECT_EQ(g->key, "K|0");
   EXPECT_EQ(g->origin, "r4");
+
+  // The breaker's events carry no key.
+  FleetEvent opened;
+  opened.kind = FleetEvent::Kind::kBreakerOpened;
+  opened.origin = "r5";
+  opened.breaker.unreachable_since =
+      absl::FromUnixSeconds(1796300000) + absl::Nanoseconds(123456789);
+  opened.breaker.cooldown = absl::Milliseconds(7250);
+  opened.breaker.last_error = {0, "connect", "Couldn't connect to server"};
+  auto o = DecodeEvent(EncodeEvent(opened));
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->kind, FleetEvent::Kind::kBreakerOpened);
+  EXPECT_EQ(o->key, "");
+  EXPECT_EQ(o->origin, "r5");
+  EXPECT_EQ(o->breaker.unreachable_since, opened.breaker.unreachable_since);
+  EXPECT_EQ(o->breaker.cooldown, absl::Milliseconds(7250));
+  EXPECT_EQ(o->breaker.last_error.kind, "connect");
+  EXPECT_EQ(o->breaker.last_error.message, "Couldn't connect to server");
+
+  FleetEvent closed;
+  closed.kind = FleetEvent::Kind::kBreakerClosed;
+  closed.origin = "r6";
+  auto c = DecodeEvent(EncodeEvent(closed));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->kind, FleetEvent::Kind::kBreakerClosed);
+  EXPECT_EQ(c->origin, "r6");
 }
 
 // What another replica sent, as protobuf, with the fields given.
@@ -178,6 +204,9 @@ TEST(FleetEvents, GarbageIsRejectedSayingWhy) {
               m->set_kind(FleetEvent::KIND_DONE);
               m->mutable_done()->set_attempts(1);
             })).find("unknown source 0"),
+            std::string::npos);
+  EXPECT_NE(why(Wire([](FleetEvent* m) { m->set_kind(FleetEvent::KIND_BREAKER_OPENED); }))
+                .find("without the breaker"),
             std::string::npos);
   EXPECT_NE(why(Wire([](FleetEvent* m) { m->set_kind(FleetEvent::KIND_RETRYING); }))
                 .find("without its attempt"),

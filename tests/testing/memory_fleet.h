@@ -82,6 +82,29 @@ class MemoryFleet {
         }
       }
     }
+    void ClaimProbe(absl::Duration hold,
+                    std::function<void(ProbeClaim)> done) override {
+      ++fleet_->probe_claims;
+      ProbeClaim c;
+      if (up_) {
+        const absl::Time now = fleet_->clock_->Now();
+        Lease& l = fleet_->probe_;
+        if (l.expires <= now || l.token == name_) {
+          l = {name_, now + hold};
+          c.kind = ProbeClaim::Kind::kMine;
+        } else {
+          c.kind = ProbeClaim::Kind::kTaken;
+          c.wait = l.expires - now;
+        }
+      }
+      if (loop_ != nullptr) loop_->Post([done = std::move(done), c] { done(c); });
+    }
+    void HoldProbe(absl::Duration hold) override {
+      if (up_) fleet_->probe_ = {name_, fleet_->clock_->Now() + hold};
+    }
+    void ReleaseProbe() override {
+      if (up_ && fleet_->probe_.token == name_) fleet_->probe_ = Lease{};
+    }
     void OnEvent(std::function<void(engine::FleetEvent)> handler) override {
       handler_ = std::move(handler);
     }
@@ -118,7 +141,13 @@ class MemoryFleet {
     return it != leases_.end() && it->second.expires > clock_->Now();
   }
 
+  // Who holds the breaker's probe now ("" when nobody).
+  std::string ProbeHolder() const {
+    return probe_.expires > clock_->Now() ? probe_.token : "";
+  }
+
   int claims = 0;
+  int probe_claims = 0;
   std::vector<engine::FleetEvent> published;
 
  private:
@@ -133,6 +162,7 @@ class MemoryFleet {
   const retry::Clock* const clock_;
   std::map<std::string, Stored> results_;
   std::map<std::string, Lease> leases_;
+  Lease probe_;
   std::vector<std::unique_ptr<Replica>> owned_;
   std::vector<Replica*> replicas_;
 };

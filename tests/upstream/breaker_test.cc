@@ -153,5 +153,70 @@ TEST(Breaker, OffNeverOpens) {
   EXPECT_EQ(b.Ask(kT0), Permit::kGo);
 }
 
+// In a fleet (rule 13): another replica's breaker moves this one.
+TEST(Breaker, OpenedElsewhereOpensItWithoutFailuresOfItsOwn) {
+  Breaker b(Options());
+  const absl::Time since = kT0 - absl::Seconds(2);
+  const auto t = b.OpenedElsewhere(kT0, since, absl::Seconds(4));
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->from, BreakerState::kClosed);
+  EXPECT_EQ(t->to, BreakerState::kOpen);
+  EXPECT_EQ(b.unreachable_since(), since) << "since the fleet's opening";
+  EXPECT_EQ(b.next_probe_at(), kT0 + absl::Seconds(4));
+  EXPECT_EQ(b.Ask(kT0 + absl::Seconds(3)), Permit::kRefused);
+  // Open already: the probe waits at least the other's (longer) cool-down,
+  // and the cool-down to grow from is at least that.
+  EXPECT_FALSE(b.OpenedElsewhere(kT0 + absl::Seconds(1), since, absl::Seconds(10)));
+  EXPECT_EQ(b.next_probe_at(), kT0 + absl::Seconds(11));
+  EXPECT_EQ(b.cooldown(), absl::Seconds(10));
+  // A shorter one from a replica that has not heard yet changes nothing.
+  EXPECT_FALSE(b.OpenedElsewhere(kT0 + absl::Seconds(2), since, absl::Seconds(5)));
+  EXPECT_EQ(b.next_probe_at(), kT0 + absl::Seconds(11));
+  // Half open, its own probe decides.
+  EXPECT_EQ(b.Ask(kT0 + absl::Seconds(11)), Permit::kProbe);
+  EXPECT_FALSE(b.OpenedElsewhere(kT0 + absl::Seconds(11), since, absl::Seconds(30)));
+  EXPECT_EQ(b.state(), BreakerState::kHalfOpen);
+}
+
+TEST(Breaker, ClosedElsewhereClosesItOpenOrHalfOpen) {
+  Breaker b(Options());
+  EXPECT_FALSE(b.ClosedElsewhere()) << "closed already";
+  OpenIt(b, kT0);
+  auto t = b.ClosedElsewhere();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->from, BreakerState::kOpen);
+  EXPECT_EQ(t->to, BreakerState::kClosed);
+  EXPECT_EQ(b.Ask(kT0), Permit::kGo);
+  EXPECT_EQ(b.unreachable_since(), absl::InfinitePast());
+  OpenIt(b, kT0);
+  ASSERT_EQ(b.Ask(kT0 + absl::Seconds(5)), Permit::kProbe);
+  t = b.ClosedElsewhere();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->from, BreakerState::kHalfOpen);
+  // Its own probe's answer, when it comes, is an ordinary one.
+  EXPECT_FALSE(b.OnResult(kT0 + absl::Seconds(6), Health::kAnswered, true));
+  EXPECT_EQ(b.state(), BreakerState::kClosed);
+}
+
+TEST(Breaker, AProbeTakenByAnotherReplicaWaitsForItsLease) {
+  Breaker b(Options());
+  OpenIt(b, kT0);
+  const absl::Time due = kT0 + absl::Seconds(5);
+  ASSERT_EQ(b.Ask(due), Permit::kProbe);
+  const auto t = b.ProbeTaken(due, absl::Seconds(31));
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->from, BreakerState::kHalfOpen);
+  EXPECT_EQ(t->to, BreakerState::kOpen);
+  EXPECT_EQ(b.probes(), 0u) << "the probe was not this one's";
+  EXPECT_EQ(b.cooldown(), absl::Seconds(5)) << "no failure of its own";
+  EXPECT_EQ(b.Ask(due + absl::Seconds(30)), Permit::kRefused);
+  EXPECT_EQ(b.Ask(due + absl::Seconds(31)), Permit::kProbe)
+      << "a lease that ran out: its holder is gone";
+  ASSERT_TRUE(b.OnResult(due + absl::Seconds(32), Health::kAnswered, true));
+  EXPECT_FALSE(b.ProbeTaken(due + absl::Seconds(32), absl::Seconds(1)))
+      << "closed: there is no probe to hand back";
+  EXPECT_EQ(b.state(), BreakerState::kClosed);
+}
+
 }  // namespace
 }  // namespace upstream
