@@ -3,22 +3,29 @@
 #define VIN_TESTS_TESTING_REQUEST_LOG_H_
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "fake_vpic/fake_vpic.h"
 
 namespace testing_util {
 
-// The most requests the fake saw within any one second.
-inline size_t DensestSecond(std::vector<fakevpic::RequestRecord> log) {
+// The most requests the fake saw within any `window` (half open).
+inline size_t DensestWindow(std::vector<fakevpic::RequestRecord> log,
+                            absl::Duration window) {
   std::sort(log.begin(), log.end(),
             [](const auto& a, const auto& b) { return a.time < b.time; });
   size_t densest = 0;
   for (size_t i = 0, j = 0; i < log.size(); ++i) {
-    while (log[i].time - log[j].time >= absl::Seconds(1)) ++j;
+    while (log[i].time - log[j].time >= window) ++j;
     densest = std::max(densest, i - j + 1);
   }
   return densest;
+}
+
+// The most requests the fake saw within any one second.
+inline size_t DensestSecond(std::vector<fakevpic::RequestRecord> log) {
+  return DensestWindow(std::move(log), absl::Seconds(1));
 }
 
 }  // namespace testing_util
