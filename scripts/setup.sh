@@ -20,7 +20,7 @@ packages=(
   libcurl4-openssl-dev libabsl-dev libspdlog-dev nlohmann-json3-dev
   libsqlite3-dev golang-github-gogo-googleapis-dev prometheus-cpp-dev
   libhiredis-dev zlib1g-dev libssl-dev libcli11-dev libjemalloc-dev
-  libsimdjson-dev
+  libsimdjson-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # commands the scripts, tests and benchmarks run
   python3 curl openssl gzip tar procps redis-server redis-tools

@@ -105,6 +105,13 @@ ABSL_FLAG(int64_t, max_memory, int64_t{1} << 30,
 ABSL_FLAG(std::string, metrics_listen, "",
           "address:port for Prometheus metrics (GET /metrics); empty: no "
           "metrics (scripts/serve.sh passes 127.0.0.1:9464)");
+ABSL_FLAG(std::string, http_listen, "",
+          "address:port for the HTTP gateway: vPIC's own paths "
+          "(/api/vehicles/DecodeVinValues/{vin}...) and the JSON API "
+          "(/v1/decode); empty: off (scripts/serve.sh passes 127.0.0.1:8080)");
+ABSL_FLAG(absl::Duration, http_deadline, absl::Seconds(30),
+          "each HTTP request's deadline, unless its X-Request-Timeout is "
+          "shorter");
 ABSL_FLAG(int64_t, log_queue_lines, 8192,
           "log lines waiting for stdout at most; beyond it lines are dropped "
           "(and counted), never waited for");
@@ -181,6 +188,8 @@ absl::StatusOr<server::ServerOptions> OptionsFromFlags() {
   options.snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);
   options.batch_window = absl::GetFlag(FLAGS_batch_window);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.http.listen = absl::GetFlag(FLAGS_http_listen);
+  options.http.deadline = absl::GetFlag(FLAGS_http_deadline);
   options.log_dropped = server::log::Dropped;
   options.max_streams_per_connection =
       absl::GetFlag(FLAGS_max_streams_per_connection);
@@ -270,6 +279,10 @@ void LogStarted(const server::ServerOptions& options,
   if (server.metrics_port() != 0) {
     Info(absl::StrFormat("metrics on http://%s/metrics (port %d)",
                          options.metrics_listen, server.metrics_port()));
+  }
+  if (server.http_port() != 0) {
+    Info(absl::StrFormat("HTTP gateway on http://%s/ (port %d)",
+                         options.http.listen, server.http_port()));
   }
   if (options.snapshot_path.empty()) {
     Info("no --snapshot_path: live decodes only");

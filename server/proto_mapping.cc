@@ -45,6 +45,8 @@ bool DecodeResultBytes(const std::string& bytes, engine::DecodeResult* out) {
   v.plant_country = pv.plant_country();
   v.attributes.clear();
   v.attributes.insert(pv.attributes().begin(), pv.attributes().end());
+  v.untrimmed.clear();
+  v.untrimmed.insert(pv.vpic_untrimmed().begin(), pv.vpic_untrimmed().end());
   switch (p.source()) {
     case vin::v1::SOURCE_CACHE:
       out->source = engine::Source::kCache;
@@ -83,6 +85,7 @@ void BuildProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out) {
   pv->set_displacement_l(v.displacement_l);
   pv->set_plant_country(v.plant_country);
   pv->mutable_attributes()->insert(v.attributes.begin(), v.attributes.end());
+  pv->mutable_vpic_untrimmed()->insert(v.untrimmed.begin(), v.untrimmed.end());
   switch (in.source) {
     case engine::Source::kVpic:
       out->set_source(vin::v1::SOURCE_VPIC);

@@ -101,6 +101,13 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (absl::Status st = s->StartGrpc(options, *credentials); !st.ok()) {
     return st;
   }
+  if (!options.http.listen.empty()) {
+    http::GatewayOptions h = options.http;
+    h.cache_ttl = options.engine.cache_ttl;
+    auto gateway = http::Gateway::Start(std::move(h), s->engine_.get());
+    if (!gateway.ok()) return gateway.status();
+    s->http_ = *std::move(gateway);
+  }
   return s;
 }
 
@@ -261,6 +268,8 @@ void VinServer::Shutdown(absl::Duration grace) {
   if (!drained.WaitForNotificationWithTimeout(grace)) engine_->Shutdown();
   waiter.join();
   engine_->Shutdown();
+  // Its requests still waiting end with SHUTTING_DOWN (503) from the engine.
+  if (http_ != nullptr) http_->Shutdown();
 }
 
 void VinServer::Wait() { server_->Wait(); }

@@ -18,6 +18,7 @@
 #include "server/decode_service.h"
 #include "metrics/metrics.h"
 #include "server/fleet_join.h"
+#include "server/http/gateway.h"
 #include "server/health_service.h"
 #include "server/metrics_exporter.h"
 #include "server/tls.h"
@@ -77,6 +78,9 @@ struct ServerOptions {
   std::string cache_path;
   int64_t cache_disk_max_bytes = int64_t{2} << 30;
   absl::Duration cache_commit_interval = absl::Milliseconds(250);
+  // The HTTP gateway (vPIC's paths and our JSON API; DESIGN "HTTP"): off
+  // while `http.listen` is "".
+  http::GatewayOptions http;
 };
 
 class VinServer {
@@ -88,6 +92,8 @@ class VinServer {
 
   // The bound port (useful with port 0).
   int port() const { return port_; }
+  // The HTTP gateway's port, 0 when it is off.
+  int http_port() const { return http_ ? http_->port() : 0; }
   // The metrics port, 0 when metrics are off.
   int metrics_port() const { return exporter_ ? exporter_->port() : 0; }
   const metrics::ServiceMetrics& metrics() const { return *metrics_; }
@@ -155,6 +161,8 @@ class VinServer {
   std::unique_ptr<engine::EngineObserver> observer_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<DecodeService> decode_;
+  // Before the engine goes: its waiters end first.
+  std::unique_ptr<http::Gateway> http_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<MetricsExporter> exporter_;
   int port_ = 0;

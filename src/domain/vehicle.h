@@ -37,6 +37,9 @@ struct Vehicle {
   // Every non-empty vPIC variable, trimmed, keyed by its vPIC name, except
   // ErrorCode and ErrorText (which become notes).
   std::map<std::string, std::string> attributes;
+  // The attributes whose text vPIC padded with whitespace ("TRUCK "), as
+  // vPIC wrote them: for answers in vPIC's own shape (the HTTP gateway).
+  std::map<std::string, std::string> untrimmed;
 };
 
 }  // namespace domain

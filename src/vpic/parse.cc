@@ -112,6 +112,8 @@ struct Answer {
   struct Result {
     const char* type = "";  // the JSON type of the result
     std::vector<std::pair<std::string, std::string>> variables;
+    // Variables whose text vPIC padded with whitespace, as vPIC wrote them.
+    std::vector<std::pair<std::string, std::string>> untrimmed;
     std::string bad_name;            // the first variable that is no scalar,
     const char* bad_type = nullptr;  // and its type
   };
@@ -180,6 +182,13 @@ void ReadResult(element value, Answer::Result* result) {
     // An empty variable is "not provided": nothing reads it, so it is not
     // kept (most of a vPIC answer's variables are empty).
     if (text.empty()) continue;
+    if (type == element_type::STRING) {
+      const std::string_view raw = variable.value.get_string().value_unsafe();
+      if (raw.size() != text.size()) {
+        result->untrimmed.emplace_back(std::string(variable.key),
+                                       std::string(raw));
+      }
+    }
     result->variables.emplace_back(std::string(variable.key), std::move(text));
   }
 }
@@ -248,6 +257,11 @@ absl::StatusOr<Decoded> ToDecoded(Answer::Result& result,
       error_text = std::move(text);
     } else {
       decoded.vehicle.attributes[std::move(name)] = std::move(text);
+    }
+  }
+  for (auto& [name, raw] : result.untrimmed) {
+    if (name != kErrorCode && name != kErrorText) {
+      decoded.vehicle.untrimmed[std::move(name)] = std::move(raw);
     }
   }
   FillTypedFields(&decoded.vehicle);

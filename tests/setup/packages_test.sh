@@ -31,6 +31,7 @@ declare -A provides=(
   [simdjson]=libsimdjson-dev
   [jemalloc]=libjemalloc-dev
   [PkgConfig]=pkg-config
+  [Boost]=libboost-dev
   [program:grpc_cpp_plugin]=protobuf-compiler-grpc
   [program:buf]="nodejs npm"  # installed from package.json by setup.sh
 )

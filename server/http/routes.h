@@ -1,0 +1,63 @@
+// What an HTTP request asks of the gateway (DESIGN "HTTP"), decided from its
+// method, raw target and body alone, before anything reaches the engine:
+// vPIC's drop-in paths (matched case-insensitively, with or without a
+// trailing slash, as vPIC's are) and our own JSON API. A request that cannot
+// be served gets a 4xx naming the problem. Pure: no I/O.
+#ifndef VIN_SERVER_HTTP_ROUTES_H_
+#define VIN_SERVER_HTTP_ROUTES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace server {
+namespace http {
+
+struct Route {
+  enum class Kind {
+    kVpicValues,      // GET DecodeVinValues[Extended]/{vin}
+    kVpicVariables,   // GET DecodeVin/{vin} (vPIC's Variable/Value list)
+    kVpicBatch,       // POST DecodeVINValuesBatch/ (the form is in the body)
+    kDecode,          // POST /v1/decode
+    kDecodeBatch,     // POST /v1/decode:batch
+    kError,           // `status` and `message` say why
+  };
+  Kind kind = Kind::kError;
+  int status = 404;
+  std::string message;
+  // vPIC's paths: the VIN as written (percent-decoded) and the query's
+  // modelyear (0 when none).
+  std::string vin;
+  int model_year = 0;
+  bool needs_body = false;
+};
+
+// The route of `method` `target` (the raw request target, not decoded).
+Route RouteOf(absl::string_view method, absl::string_view target);
+
+// One VIN of a DecodeVINValuesBatch form.
+struct BatchEntry {
+  std::string vin;
+  int model_year = 0;
+};
+// vPIC's batch form (`format=json&data=VIN[,YEAR];VIN[,YEAR]...`, the field
+// names in any case, application/x-www-form-urlencoded), with the query's
+// format when the body has none. At most `max` VINs.
+absl::StatusOr<std::vector<BatchEntry>> ParseBatchForm(absl::string_view body,
+                                                       absl::string_view target,
+                                                       size_t max);
+
+// The value of query parameter `name` (case-insensitive) in `target`,
+// percent-decoded; nullopt-like "" with found=false when absent.
+bool QueryParam(absl::string_view target, absl::string_view name,
+                std::string* value);
+
+// Percent-decoding (and '+' as a space, for forms); false on a bad escape.
+bool PercentDecode(absl::string_view in, bool plus_is_space, std::string* out);
+
+}  // namespace http
+}  // namespace server
+
+#endif  // VIN_SERVER_HTTP_ROUTES_H_

@@ -1,0 +1,376 @@
+// The HTTP gateway (DESIGN "HTTP", server/http/): vPIC's own paths answered
+// in vPIC's shape through the same engine as gRPC, our API as JSON, errors
+// in HTTP terms, caching headers, and the limits that keep bad requests
+// from the engine. The real server in this process, in front of the fake
+// vPIC over HTTP; requests through libcurl, or raw bytes where libcurl
+// would not send them.
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "testing/http_client.h"
+#include "testing/server_fixture.h"
+#include "testing/vin_gen.h"
+
+namespace server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using testing_util::HttpCall;
+using testing_util::HttpGet;
+using testing_util::HttpResponse;
+using testing_util::RawExchange;
+using testing_util::RawStatus;
+using testing_util::ValidVin;
+
+constexpr char kFord[] = "1FTMW1T88MFA00001";
+
+Json Fixture(const std::string& name) {
+  std::ifstream in(absl::StrCat(VIN_FIXTURE_DIR, "/", name));
+  return Json::parse(in)["body"];
+}
+
+class HttpGatewayTest : public testing_util::ServerFixture {
+ protected:
+  void StartHttp(ServerOptions o = Defaults()) {
+    o.http.listen = "127.0.0.1:0";
+    o.http.head_timeout = absl::Milliseconds(500);
+    StartServer(std::move(o));
+    port_ = server_->http_port();
+    ASSERT_GT(port_, 0);
+  }
+  HttpResponse Get(const std::string& path,
+                   const std::vector<std::string>& headers = {}) {
+    return HttpGet(port_, path, headers);
+  }
+  // The response's JSON; a failure when it is not JSON.
+  static Json Body(const HttpResponse& r) {
+    Json j = Json::parse(r.body, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "not JSON: " << r.body;
+    return j;
+  }
+
+  int port_ = 0;
+};
+
+// vPIC shape: for each single-VIN fixture, the gateway's answer to the same
+// path has the same keys in the same order and the same values (also those
+// vPIC padded with spaces, "TRUCK ").
+TEST_F(HttpGatewayTest, DecodeVinValuesHasVpicsShapeForEveryFixture) {
+  StartHttp();
+  struct Case {
+    const char* fixture;
+    std::string path;
+  };
+  for (const Case& c :
+       {Case{"decode-vin.json",
+             absl::StrCat("/api/vehicles/DecodeVinValues/", kFord, "?format=json")},
+        Case{"decode-vin-with-modelyear.json",
+             absl::StrCat("/api/vehicles/DecodeVinValues/", kFord,
+                          "?modelyear=2021&format=json")}}) {
+    SCOPED_TRACE(c.fixture);
+    const HttpResponse r = Get(c.path);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.Header("Content-Type"), "application/json; charset=utf-8");
+    const Json want = Fixture(c.fixture);
+    const Json got = Body(r);
+    std::vector<std::string> want_keys, got_keys;
+    for (auto it = want.begin(); it != want.end(); ++it) want_keys.push_back(it.key());
+    for (auto it = got.begin(); it != got.end(); ++it) got_keys.push_back(it.key());
+    EXPECT_EQ(got_keys, want_keys);
+    EXPECT_EQ(got["Count"], want["Count"]);
+    EXPECT_EQ(got["Message"], want["Message"]);
+    EXPECT_EQ(got["SearchCriteria"], want["SearchCriteria"]);
+    ASSERT_EQ(got["Results"].size(), 1u);
+    const Json& w = want["Results"][0];
+    const Json& g = got["Results"][0];
+    std::vector<std::string> wk, gk;
+    for (auto it = w.begin(); it != w.end(); ++it) wk.push_back(it.key());
+    for (auto it = g.begin(); it != g.end(); ++it) gk.push_back(it.key());
+    EXPECT_EQ(gk, wk) << "every variable, in vPIC's order";
+    for (auto it = w.begin(); it != w.end(); ++it) {
+      EXPECT_EQ(g[it.key()], it.value()) << it.key();
+    }
+    EXPECT_EQ(r.Header("X-Vin-Source"), "vpic");
+  }
+  // The Extended path has the same shape; the second time it is the cache.
+  const HttpResponse ext =
+      Get(absl::StrCat("/API/Vehicles/decodevinvaluesextended/", kFord, "/"));
+  ASSERT_EQ(ext.status, 200) << ext.body;
+  EXPECT_EQ(ext.Header("X-Vin-Source"), "cache");
+  EXPECT_EQ(Body(ext)["Results"][0], Fixture("decode-vin.json")["Results"][0]);
+  EXPECT_EQ(fake_->TotalRequests(), 2) << "one per model year asked";
+}
+
+TEST_F(HttpGatewayTest, TheBatchFormGivesEachVinWhatTheSingleEndpointGives) {
+  StartHttp();
+  const std::string a = ValidVin(11), b = ValidVin(12);
+  const HttpResponse batch =
+      HttpCall(port_, "POST", "/api/vehicles/DecodeVINValuesBatch/",
+               absl::StrCat("format=json&DATA=", a, "%2C2020%3B", b),
+               {"Content-Type: application/x-www-form-urlencoded"});
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  const Json j = Body(batch);
+  EXPECT_EQ(j["Count"], 2);
+  EXPECT_EQ(j["SearchCriteria"], "");
+  ASSERT_EQ(j["Results"].size(), 2u);
+  const Json one_a = Body(Get(absl::StrCat("/api/vehicles/DecodeVinValues/", a,
+                                           "?modelyear=2020")));
+  const Json one_b = Body(Get(absl::StrCat("/api/vehicles/DecodeVinValues/", b)));
+  EXPECT_EQ(j["Results"][0], one_a["Results"][0]);
+  EXPECT_EQ(j["Results"][1], one_b["Results"][0]);
+  EXPECT_EQ(fake_->TotalRequests(), 2) << "the singles were cache answers";
+}
+
+// One flight per VIN across gRPC and HTTP.
+TEST_F(HttpGatewayTest, HundredHttpAndHundredGrpcCallsMakeOneUpstreamRequest) {
+  ServerOptions o = Defaults();
+  o.max_streams_per_connection = 200;
+  StartHttp(o);
+  const std::string vin = ValidVin(21);
+  fake_->HoldAnswers();
+  std::vector<std::thread> threads;
+  std::vector<int> http_status(100);
+  std::vector<grpc::Status> grpc_status(100);
+  for (int i = 0; i < 100; ++i) {
+    threads.emplace_back([&, i] {
+      http_status[i] =
+          Get(absl::StrCat("/api/vehicles/DecodeVinValues/", vin)).status;
+    });
+    threads.emplace_back([&, i] {
+      vin::v1::DecodeResponse out;
+      grpc_status[i] = Decode(vin, &out);
+    });
+  }
+  ASSERT_TRUE(server_->engine().WaitForStats(
+      [](const engine::EngineStats& s) { return s.waiters == 200; },
+      absl::Seconds(60)))
+      << "waiting: " << server_->engine().Stats().waiters;
+  fake_->ReleaseAnswers();
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(http_status[i], 200);
+    EXPECT_TRUE(grpc_status[i].ok()) << grpc_status[i].error_message();
+  }
+  EXPECT_EQ(fake_->TotalRequests(), 1);
+}
+
+TEST_F(HttpGatewayTest, AnInvalidVinIsRefusedNamingTheRuleAndNeverForwarded) {
+  StartHttp();
+  std::string bad(kFord);
+  bad[8] = '9';  // a wrong check digit
+  const HttpResponse r = Get(absl::StrCat("/api/vehicles/DecodeVinValues/", bad));
+  EXPECT_EQ(r.status, 400);
+  const Json j = Body(r);
+  EXPECT_EQ(j["error"]["status"], "INVALID_VIN");
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("check digit"),
+            std::string::npos)
+      << r.body;
+  // A partial VIN is refused clearly, not decoded.
+  const HttpResponse partial = Get("/api/vehicles/DecodeVinValues/5UXWX7C5*BA?modelyear=2011");
+  EXPECT_EQ(partial.status, 400);
+  EXPECT_NE(partial.body.find("partial VIN"), std::string::npos) << partial.body;
+  // One bad VIN refuses the whole batch.
+  const HttpResponse batch =
+      HttpCall(port_, "POST", "/api/vehicles/DecodeVINValuesBatch/",
+               absl::StrCat("data=", ValidVin(31), ";", bad));
+  EXPECT_EQ(batch.status, 400);
+  EXPECT_NE(batch.body.find("VIN 2"), std::string::npos) << batch.body;
+  EXPECT_EQ(fake_->TotalRequests(), 0);
+}
+
+TEST_F(HttpGatewayTest, UpstreamFailuresInHttpTerms) {
+  ServerOptions o = Defaults();
+  o.engine.max_attempts = 2;
+  o.engine.breaker.failures = 0;
+  StartHttp(o);
+  // vPIC keeps failing: 503 with Retry-After.
+  const std::string down = ValidVin(41);
+  Script(down, "503,503");
+  HttpResponse r = Get(absl::StrCat("/api/vehicles/DecodeVinValues/", down));
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_FALSE(r.Header("Retry-After").empty());
+  EXPECT_EQ(Body(r)["error"]["status"], "UPSTREAM_UNAVAILABLE");
+  EXPECT_EQ(Body(r)["error"]["retryable"], true);
+  EXPECT_EQ(r.Header("Cache-Control"), "no-store");
+  // vPIC rejects it: 502.
+  const std::string rejected = ValidVin(42);
+  Script(rejected, "404");
+  r = Get(absl::StrCat("/api/vehicles/DecodeVinValues/", rejected));
+  EXPECT_EQ(r.status, 502) << r.body;
+  EXPECT_EQ(Body(r)["error"]["status"], "UPSTREAM_REJECTED");
+  // The deadline (the client's shorter X-Request-Timeout) comes first: 504.
+  const std::string slow = ValidVin(43);
+  Script(slow, "delay:3s");
+  r = Get(absl::StrCat("/api/vehicles/DecodeVinValues/", slow),
+          {"X-Request-Timeout: 300ms"});
+  EXPECT_EQ(r.status, 504) << r.body;
+  r = Get(absl::StrCat("/api/vehicles/DecodeVinValues/", slow),
+          {"X-Request-Timeout: soon"});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("X-Request-Timeout"), std::string::npos);
+}
+
+TEST_F(HttpGatewayTest, OverloadedIs429WithRetryAfter) {
+  ServerOptions o = Defaults();
+  o.engine.max_waiters = 1;
+  StartHttp(o);
+  const std::string held = ValidVin(51);
+  fake_->HoldAnswers();
+  std::thread first([&] { Get(absl::StrCat("/api/vehicles/DecodeVinValues/", held)); });
+  ASSERT_TRUE(server_->engine().WaitForStats(
+      [](const engine::EngineStats& s) { return s.waiters == 1; }, absl::Seconds(30)));
+  const HttpResponse r = Get(absl::StrCat("/api/vehicles/DecodeVinValues/", ValidVin(52)));
+  EXPECT_EQ(r.status, 429) << r.body;
+  EXPECT_FALSE(r.Header("Retry-After").empty());
+  fake_->ReleaseAnswers();
+  first.join();
+}
+
+TEST_F(HttpGatewayTest, CacheControlAndETagLetBrowsersAndProxiesHelp) {
+  ServerOptions o = Defaults();
+  o.engine.cache_ttl = absl::Hours(24);
+  StartHttp(o);
+  const std::string path = absl::StrCat("/api/vehicles/DecodeVinValues/", ValidVin(61));
+  const HttpResponse first = Get(path);
+  ASSERT_EQ(first.status, 200);
+  const std::string cc = first.Header("Cache-Control");
+  ASSERT_TRUE(absl::StartsWith(cc, "max-age=")) << cc;
+  const int max_age = std::stoi(cc.substr(8));
+  EXPECT_GT(max_age, 24 * 3600 - 60);
+  EXPECT_LE(max_age, 24 * 3600);
+  const std::string etag = first.Header("ETag");
+  ASSERT_FALSE(etag.empty());
+  const HttpResponse again = Get(path, {absl::StrCat("If-None-Match: ", etag)});
+  EXPECT_EQ(again.status, 304);
+  EXPECT_TRUE(again.body.empty());
+  EXPECT_EQ(again.Header("ETag"), etag);
+  const HttpResponse other = Get(path, {"If-None-Match: \"something else\""});
+  EXPECT_EQ(other.status, 200);
+  EXPECT_EQ(other.body, first.body);
+  EXPECT_EQ(fake_->TotalRequests(), 1);
+}
+
+TEST_F(HttpGatewayTest, PathTricksFormsAndLimitsAre4xxAndNothingIsForwarded) {
+  ServerOptions o = Defaults();
+  o.http.body_limit = 4096;
+  StartHttp(o);
+  const std::string vin = ValidVin(71);
+  struct Case {
+    std::string path;
+    int status;
+  };
+  for (const Case& c : {
+           Case{absl::StrCat("/api/vehicles/../vehicles/DecodeVinValues/", vin), 400},
+           Case{absl::StrCat("/api/vehicles/DecodeVinValues%2F", vin), 400},
+           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "%2fx"), 400},
+           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", std::string(10000, 'A')), 400},
+           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "?format=xml"), 400},
+           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "?modelyear=abc"), 400},
+           Case{absl::StrCat("/api/vehicles/DecodeWMI/1FT"), 404},
+           Case{"/nothing/here", 404},
+       }) {
+    SCOPED_TRACE(c.path.substr(0, 80));
+    const HttpResponse r = Get(c.path);
+    EXPECT_EQ(r.status, c.status) << r.body.substr(0, 300);
+    EXPECT_TRUE(Body(r).contains("error"));
+  }
+  EXPECT_NE(Get(absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "?format=csv"))
+                .body.find("format=json only"),
+            std::string::npos);
+  // Malformed and oversized form bodies.
+  for (const std::string& body :
+       {std::string("format=json"), std::string("data=%ZZ"), std::string("data="),
+        absl::StrCat("data=", vin, ",nineteen")}) {
+    const HttpResponse r =
+        HttpCall(port_, "POST", "/api/vehicles/DecodeVINValuesBatch/", body);
+    EXPECT_EQ(r.status, 400) << body << ": " << r.body;
+  }
+  std::string many = "data=";
+  for (int i = 0; i < 51; ++i) absl::StrAppend(&many, ValidVin(100 + i), ";");
+  HttpResponse r = HttpCall(port_, "POST", "/api/vehicles/DecodeVINValuesBatch/", many);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("more than 50"), std::string::npos) << r.body;
+  r = HttpCall(port_, "POST", "/api/vehicles/DecodeVINValuesBatch/",
+               absl::StrCat("data=", std::string(5000, 'A')));
+  EXPECT_EQ(r.status, 413) << r.body;
+  r = HttpCall(port_, "GET", "/api/vehicles/DecodeVINValuesBatch/");
+  EXPECT_EQ(r.status, 405);
+  // A head larger than the limit.
+  r = Get(absl::StrCat("/api/vehicles/DecodeVinValues/", vin),
+          {absl::StrCat("X-Padding: ", std::string(20000, 'x'))});
+  EXPECT_EQ(r.status, 431);
+  // A client that sends its head slowly (a part of it, then nothing) is
+  // answered 408 when the head timeout passes, and the connection closed.
+  const std::string raw = RawExchange(
+      port_, absl::StrCat("GET /api/vehicles/DecodeVinValues/", vin, " HTTP/1.1\r\nHo"));
+  EXPECT_EQ(RawStatus(raw), 408) << raw;
+  EXPECT_NE(raw.find("did not arrive within"), std::string::npos);
+  // Not HTTP at all.
+  EXPECT_EQ(RawStatus(RawExchange(port_, "\x16\x03\x01 hello\r\n\r\n")), 400);
+  EXPECT_EQ(fake_->TotalRequests(), 0) << "nothing reached vPIC";
+}
+
+TEST_F(HttpGatewayTest, KeepAliveAnswersPipelinedRequestsInOrder) {
+  StartHttp();
+  const std::string a = ValidVin(81), b = ValidVin(82);
+  const std::string raw = RawExchange(
+      port_, absl::StrCat("GET /api/vehicles/DecodeVinValues/", a,
+                          " HTTP/1.1\r\nHost: x\r\n\r\n"
+                          "GET /api/vehicles/DecodeVinValues/", b,
+                          " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  const size_t first = raw.find(absl::StrCat("\"VIN(s): ", a, "\""));
+  const size_t second = raw.find(absl::StrCat("\"VIN(s): ", b, "\""));
+  ASSERT_NE(first, std::string::npos) << raw.substr(0, 500);
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_LT(first, second);
+}
+
+// Our API as JSON: a DecodeRequest in, a DecodeResponse out; errors as
+// google.rpc.Status with the HTTP status of their gRPC code.
+TEST_F(HttpGatewayTest, V1DecodeSpeaksTheProtobufJsonMapping) {
+  ServerOptions o = Defaults();
+  o.engine.max_attempts = 1;
+  o.engine.breaker.failures = 0;
+  StartHttp(o);
+  HttpResponse r = HttpCall(port_, "POST", "/v1/decode",
+                            absl::StrCat("{\"vin\": \"", kFord, "\", \"modelYear\": 2021}"),
+                            {"Content-Type: application/json"});
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json j = Body(r);
+  EXPECT_EQ(j["result"]["vin"], kFord);
+  EXPECT_EQ(j["result"]["vehicle"]["make"], "FORD");
+  EXPECT_EQ(j["result"]["source"], "SOURCE_VPIC");
+  EXPECT_TRUE(j["result"].contains("decodeTime"));
+  // An invalid VIN: 400, google.rpc.Status.
+  r = HttpCall(port_, "POST", "/v1/decode", "{\"vin\": \"123\"}");
+  EXPECT_EQ(r.status, 400) << r.body;
+  j = Body(r);
+  EXPECT_EQ(j["code"], 3) << "INVALID_ARGUMENT";
+  EXPECT_FALSE(j["message"].get<std::string>().empty());
+  // Not a DecodeRequest: 400 saying so.
+  r = HttpCall(port_, "POST", "/v1/decode", "{\"vim\": 1}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("vin.v1.DecodeRequest"), std::string::npos) << r.body;
+  // Unavailable: 503 with RetryInfo among the details.
+  const std::string down = ValidVin(91);
+  Script(down, "429:7");
+  r = HttpCall(port_, "POST", "/v1/decode", absl::StrCat("{\"vin\": \"", down, "\"}"));
+  EXPECT_EQ(r.status, 503) << r.body;
+  j = Body(r);
+  EXPECT_EQ(j["code"], 14) << "UNAVAILABLE";
+  ASSERT_TRUE(j.contains("details")) << r.body;
+  EXPECT_EQ(j["details"][0]["@type"], "type.googleapis.com/google.rpc.RetryInfo");
+  EXPECT_FALSE(r.Header("Retry-After").empty());
+  r = HttpCall(port_, "GET", "/v1/decode");
+  EXPECT_EQ(r.status, 405);
+}
+
+}  // namespace
+}  // namespace server

@@ -1,0 +1,138 @@
+// A small HTTP/1.1 client for tests of the HTTP gateway (libcurl's easy
+// API), and a raw socket for what libcurl will not send (slow heads, path
+// tricks, oversized heads).
+#ifndef VIN_TESTS_TESTING_HTTP_CLIENT_H_
+#define VIN_TESTS_TESTING_HTTP_CLIENT_H_
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+
+namespace testing_util {
+
+struct HttpResponse {
+  int status = 0;  // 0: no answer (`error` says why)
+  std::string error;
+  std::multimap<std::string, std::string> headers;  // names lower case
+  std::string body;
+  std::string Header(const std::string& name) const {
+    auto it = headers.find(absl::AsciiStrToLower(name));
+    return it == headers.end() ? "" : it->second;
+  }
+  size_t Count(const std::string& name) const {
+    return headers.count(absl::AsciiStrToLower(name));
+  }
+};
+
+// `method` to http://127.0.0.1:`port``path`, with `body` (when not empty)
+// and extra header lines ("Name: value").
+inline HttpResponse HttpCall(int port, const std::string& method,
+                             const std::string& path, const std::string& body = "",
+                             const std::vector<std::string>& headers = {},
+                             absl::Duration timeout = absl::Seconds(30)) {
+  HttpResponse out;
+  CURL* c = curl_easy_init();
+  const std::string url = absl::StrCat("http://127.0.0.1:", port, path);
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  if (method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(absl::ToInt64Milliseconds(timeout)));
+  if (!body.empty() || method == "POST") {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  }
+  struct curl_slist* list = nullptr;
+  for (const auto& h : headers) list = curl_slist_append(list, h.c_str());
+  list = curl_slist_append(list, "Expect:");
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
+  using Write = size_t (*)(char*, size_t, size_t, void*);
+  Write on_body = [](char* p, size_t s, size_t n, void* u) {
+    static_cast<HttpResponse*>(u)->body.append(p, s * n);
+    return s * n;
+  };
+  Write on_header = [](char* p, size_t s, size_t n, void* u) {
+    const absl::string_view line(p, s * n);
+    const size_t colon = line.find(':');
+    if (colon != absl::string_view::npos) {
+      static_cast<HttpResponse*>(u)->headers.emplace(
+          absl::AsciiStrToLower(line.substr(0, colon)),
+          std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
+    }
+    return s * n;
+  };
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &out);
+  const CURLcode rc = curl_easy_perform(c);
+  if (rc == CURLE_OK) {
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    out.status = static_cast<int>(status);
+  } else {
+    out.error = curl_easy_strerror(rc);
+  }
+  curl_slist_free_all(list);
+  curl_easy_cleanup(c);
+  return out;
+}
+
+inline HttpResponse HttpGet(int port, const std::string& path,
+                            const std::vector<std::string>& headers = {}) {
+  return HttpCall(port, "GET", path, "", headers);
+}
+
+// Sends `bytes` raw on a new connection to 127.0.0.1:`port`, then reads
+// until the server closes it (or `timeout`): everything it answered.
+inline std::string RawExchange(int port, const std::string& bytes,
+                               absl::Duration timeout = absl::Seconds(30)) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    ::close(fd);
+    return "";
+  }
+  timeval tv{static_cast<time_t>(absl::ToInt64Seconds(timeout)), 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  std::string answer;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    answer.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return answer;
+}
+
+// The status code of the first response in `raw` (0 when none).
+inline int RawStatus(const std::string& raw) {
+  if (raw.size() < 12 || raw.compare(0, 5, "HTTP/") != 0) return 0;
+  return std::atoi(raw.c_str() + 9);
+}
+
+}  // namespace testing_util
+
+#endif  // VIN_TESTS_TESTING_HTTP_CLIENT_H_
