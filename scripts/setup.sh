@@ -23,7 +23,7 @@ packages=(
   libsimdjson-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # commands the scripts, tests and benchmarks run
-  python3 curl openssl gzip tar procps redis-server redis-tools
+  python3 curl openssl gzip tar procps redis-server redis-tools wrk nginx-light
   nodejs npm
 )
 

@@ -112,6 +112,10 @@ ABSL_FLAG(std::string, http_listen, "",
 ABSL_FLAG(absl::Duration, http_deadline, absl::Seconds(30),
           "each HTTP request's deadline, unless its X-Request-Timeout is "
           "shorter");
+ABSL_FLAG(std::vector<std::string>, http_cors_origins, {},
+          "origins of browser pages elsewhere that may call the HTTP gateway "
+          "(comma-separated, e.g. https://app.example.com; * for any); none "
+          "by default");
 ABSL_FLAG(int64_t, log_queue_lines, 8192,
           "log lines waiting for stdout at most; beyond it lines are dropped "
           "(and counted), never waited for");
@@ -190,6 +194,7 @@ absl::StatusOr<server::ServerOptions> OptionsFromFlags() {
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.http.listen = absl::GetFlag(FLAGS_http_listen);
   options.http.deadline = absl::GetFlag(FLAGS_http_deadline);
+  options.http.cors_origins = absl::GetFlag(FLAGS_http_cors_origins);
   options.log_dropped = server::log::Dropped;
   options.max_streams_per_connection =
       absl::GetFlag(FLAGS_max_streams_per_connection);

@@ -416,6 +416,11 @@ class Session : public std::enable_shared_from_this<Session> {
     version_ = head.version();
     keep_alive_ = head.keep_alive();
     head_only_ = head.method() == bhttp::verb::head;
+    origin_.clear();
+    if (auto o = head.find(bhttp::field::origin); o != head.end()) {
+      origin_ = std::string(o->value());
+    }
+    if (head.method() == bhttp::verb::options) return Preflight(head);
     route_ = RouteOf(std::string(head.method_string()), std::string(head.target()));
     if (route_.kind == Route::Kind::kError) {
       // Nothing of the body is read: the connection cannot go on.
@@ -432,6 +437,48 @@ class Session : public std::enable_shared_from_this<Session> {
                         self->timer_.cancel();
                         self->Handle();
                       });
+  }
+
+  // CORS: whether the request's Origin may read the answer.
+  bool OriginAllowed() const {
+    if (origin_.empty()) return false;
+    for (const std::string& o : options().cors_origins) {
+      if (o == "*" || o == origin_) return true;
+    }
+    return false;
+  }
+  void AddCors(Response* res) const {
+    if (!OriginAllowed()) return;
+    res->set(bhttp::field::access_control_allow_origin, origin_);
+    res->set(bhttp::field::vary, "Origin");
+    res->set(bhttp::field::access_control_expose_headers,
+             "X-Vin-Source, X-Vin-Stale, X-Vin-Note, Retry-After, ETag");
+  }
+
+  // An OPTIONS request: a CORS preflight (its body, if any, is not read).
+  template <typename Head>
+  void Preflight(const Head& head) {
+    keep_alive_ = keep_alive_ && parser_->is_done();
+    if (!OriginAllowed()) {
+      return Fail(403, "CORS_ORIGIN_NOT_ALLOWED",
+                  origin_.empty()
+                      ? "OPTIONS is answered for CORS preflights only (no Origin)"
+                      : absl::StrCat("origin ", origin_,
+                                     " is not among --http_cors_origins"),
+                  !parser_->is_done());
+    }
+    auto res = MakeResponse(204);
+    res->set(bhttp::field::access_control_allow_methods, "GET, HEAD, POST, OPTIONS");
+    std::string asked;
+    if (auto h = head.find(bhttp::field::access_control_request_headers);
+        h != head.end()) {
+      asked = std::string(h->value());
+    }
+    res->set(bhttp::field::access_control_allow_headers,
+             asked.empty() ? "Content-Type, X-Request-Timeout, If-None-Match"
+                           : HeaderSafe(asked));
+    res->set(bhttp::field::access_control_max_age, "600");
+    Send(std::move(res));
   }
 
   void Handle() {
@@ -698,6 +745,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Send(std::shared_ptr<Response> res) {
     res->keep_alive(keep_alive_);
+    AddCors(res.get());
     if (res->result() == bhttp::status::not_modified) res->body().clear();
     res->prepare_payload();
     // HEAD: the length of the body a GET would get, and no body.
@@ -732,6 +780,7 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   Request request_;
   Route route_;
+  std::string origin_;  // the request's Origin header, "" when none
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool head_only_ = false;

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -43,6 +44,9 @@ struct GatewayOptions {
   absl::Duration body_timeout = absl::Seconds(30);
   int max_connections_per_client = 256;
   int threads = 2;
+  // Origins of browser pages on other origins that may call (CORS,
+  // --http_cors_origins); "*" allows any. None by default.
+  std::vector<std::string> cors_origins;
 };
 
 class Gateway {

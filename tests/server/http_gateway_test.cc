@@ -372,5 +372,35 @@ TEST_F(HttpGatewayTest, V1DecodeSpeaksTheProtobufJsonMapping) {
   EXPECT_EQ(r.status, 405);
 }
 
+// CORS (--http_cors_origins): pages on the listed origins may read the
+// answers and the provenance headers; others get no CORS headers, and their
+// preflight is refused saying why.
+TEST_F(HttpGatewayTest, CorsLetsListedOriginsReadAndNoOthers) {
+  ServerOptions o = Defaults();
+  o.http.cors_origins = {"https://dealer.example"};
+  StartHttp(o);
+  const std::string path = absl::StrCat("/api/vehicles/DecodeVinValues/", ValidVin(95));
+  HttpResponse r = Get(path, {"Origin: https://dealer.example"});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("Access-Control-Allow-Origin"), "https://dealer.example");
+  EXPECT_NE(r.Header("Access-Control-Expose-Headers").find("X-Vin-Source"),
+            std::string::npos);
+  r = Get(path, {"Origin: https://elsewhere.example"});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Count("Access-Control-Allow-Origin"), 0u);
+  r = HttpCall(port_, "OPTIONS", path, "",
+               {"Origin: https://dealer.example",
+                "Access-Control-Request-Method: GET",
+                "Access-Control-Request-Headers: x-request-timeout"});
+  EXPECT_EQ(r.status, 204);
+  EXPECT_EQ(r.Header("Access-Control-Allow-Origin"), "https://dealer.example");
+  EXPECT_NE(r.Header("Access-Control-Allow-Methods").find("POST"), std::string::npos);
+  EXPECT_EQ(r.Header("Access-Control-Allow-Headers"), "x-request-timeout");
+  r = HttpCall(port_, "OPTIONS", path, "", {"Origin: https://elsewhere.example"});
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(r.body.find("not among --http_cors_origins"), std::string::npos);
+  EXPECT_EQ(fake_->TotalRequests(), 1);
+}
+
 }  // namespace
 }  // namespace server
