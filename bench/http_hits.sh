@@ -29,7 +29,7 @@ await_line "$work/server.log" 'HTTP gateway on' >/dev/null
 
 # 100 VINs, decoded once (the fake answers), then cache hits; the same bytes
 # saved for nginx.
-python3 bench/gen_vins.py 100 | tail -n +2 | cut -d, -f1 >"$work/vins.txt"
+python3 bench/gen_vins.py 100 | tail -n +2 | cut -d, -f2 >"$work/vins.txt"
 mkdir -p "$work/www/api/vehicles/DecodeVinValues"
 while read -r vin; do
   curl -sf "http://127.0.0.1:$hport/api/vehicles/DecodeVinValues/$vin" \
@@ -83,7 +83,7 @@ python3 -c "import sys; g=float(open(sys.argv[1]).read()); n=float(open(sys.argv
 
 # The cold batch: distinct VINs, 50 a request, 8 requests at a time.
 grep -E '^[0-9]{2}:[0-9]{2}:' "$work/fake.log" >"$work/before.log" || true
-python3 bench/gen_vins.py $((cold + 100)) | tail -n +2 | cut -d, -f1 | tail -n "$cold" >"$work/cold.txt"
+python3 bench/gen_vins.py $((cold + 100)) | tail -n +2 | cut -d, -f2 | tail -n "$cold" >"$work/cold.txt"
 split -l 50 "$work/cold.txt" "$work/chunk."
 t0=$(date +%s.%N)
 ls "$work"/chunk.* | xargs -P 8 -I{} sh -c \

@@ -112,6 +112,7 @@ ABSL_FLAG(std::string, http_listen, "",
 ABSL_FLAG(absl::Duration, http_deadline, absl::Seconds(30),
           "each HTTP request's deadline, unless its X-Request-Timeout is "
           "shorter");
+ABSL_FLAG(int, http_threads, 2, "threads of the HTTP gateway");
 ABSL_FLAG(std::vector<std::string>, http_cors_origins, {},
           "origins of browser pages elsewhere that may call the HTTP gateway "
           "(comma-separated, e.g. https://app.example.com; * for any); none "
@@ -195,6 +196,7 @@ absl::StatusOr<server::ServerOptions> OptionsFromFlags() {
   options.http.listen = absl::GetFlag(FLAGS_http_listen);
   options.http.deadline = absl::GetFlag(FLAGS_http_deadline);
   options.http.cors_origins = absl::GetFlag(FLAGS_http_cors_origins);
+  options.http.threads = absl::GetFlag(FLAGS_http_threads);
   options.log_dropped = server::log::Dropped;
   options.max_streams_per_connection =
       absl::GetFlag(FLAGS_max_streams_per_connection);

@@ -171,8 +171,19 @@ bool ParseTimeout(absl::string_view text, absl::Duration* out) {
 // The outcome of one waiter.
 struct Outcome {
   bool done = false;
-  vin::v1::DecodeResult result;
+  std::shared_ptr<const engine::DecodeResult> answer;
   engine::Failure failure;
+};
+
+// A DecodeVinValues answer already rendered for a cached result: cache hits
+// of the same entry (the engine hands out the same result object, its
+// encoded bytes the same) are not rendered again.
+struct Rendered {
+  std::shared_ptr<const std::string> encoded;  // the key's owner
+  std::string searched;                        // as the caller wrote the VIN
+  vin::v1::DecodeResult result;
+  std::string body;
+  std::string etag;
 };
 
 class Session;
@@ -222,6 +233,22 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
     if (it != per_client_.end() && --it->second <= 0) per_client_.erase(it);
   }
   void Register(const std::shared_ptr<Session>& s);
+
+  // The rendered answer for `r` asked as `searched`, if kept.
+  std::shared_ptr<const Rendered> FindRendered(const engine::DecodeResult& r,
+                                               absl::string_view searched) {
+    if (r.encoded == nullptr) return nullptr;
+    absl::MutexLock lock(&render_mu_);
+    auto it = rendered_.find(r.encoded.get());
+    if (it == rendered_.end() || it->second->searched != searched) return nullptr;
+    return it->second;
+  }
+  void KeepRendered(std::shared_ptr<const Rendered> r) {
+    if (r->encoded == nullptr) return;
+    absl::MutexLock lock(&render_mu_);
+    if (rendered_.size() >= kRenderedMax) rendered_.clear();  // bounded, simply
+    rendered_[r->encoded.get()] = std::move(r);
+  }
   void Unregister(Session* s) {
     absl::MutexLock lock(&mu_);
     sessions_.erase(s);
@@ -242,6 +269,11 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
   int waiters_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, int> per_client_ ABSL_GUARDED_BY(mu_);
   std::map<Session*, std::weak_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);
+
+  static constexpr size_t kRenderedMax = 4096;
+  absl::Mutex render_mu_;
+  std::map<const std::string*, std::shared_ptr<const Rendered>> rendered_
+      ABSL_GUARDED_BY(render_mu_);
 };
 
 namespace {
@@ -264,7 +296,7 @@ class Waiter final : public engine::DecodeListener {
   void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
     Outcome o;
     o.done = true;
-    ToProto(*result, &o.result);
+    o.answer = std::move(result);
     Finish(std::move(o));
   }
   void OnFailed(const engine::Failure& failure) override {
@@ -319,6 +351,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnOutcome(uint64_t request, size_t index, Outcome o) {
     if (request != request_seq_ || index >= outcomes_.size()) return;
     ids_[index] = 0;
+    answered_[index] = true;
     outcomes_[index] = std::move(o);
     if (--pending_ > 0) return;
     const std::shared_ptr<Session> keep = std::move(hold_);
@@ -570,6 +603,7 @@ class Session : public std::enable_shared_from_this<Session> {
     ++request_seq_;
     outcomes_.assign(requests.size(), Outcome{});
     ids_.assign(requests.size(), 0);
+    answered_.assign(requests.size(), false);
     pending_ = requests.size();
     // Nothing of the connection's I/O is pending while the engine works:
     // the session keeps itself until the answer.
@@ -580,8 +614,8 @@ class Session : public std::enable_shared_from_this<Session> {
       const engine::Admission a = gateway_->engine()->Submit(requests[i], w);
       if (!a.ok()) {
         w->Finish(Outcome{false, {}, a.failure()});
-      } else {
-        ids_[i] = a.id();
+      } else if (!answered_[i]) {
+        ids_[i] = a.id();  // (a cache hit was answered inside Submit)
       }
     }
   }
@@ -606,6 +640,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // vPIC's paths: the answer in vPIC's shape, or the first failure.
   void RespondVpic() {
+    if (mode_ == Mode::kValues && outcomes_[0].done) {
+      return RespondValues(outcomes_[0].answer);
+    }
     std::vector<vin::v1::DecodeResult> results;
     for (size_t i = 0; i < outcomes_.size(); ++i) {
       Outcome& o = outcomes_[i];
@@ -629,15 +666,40 @@ class Session : public std::enable_shared_from_this<Session> {
                       message, f.retryable, f.retry_delay);
         return Send(std::move(res));
       }
-      results.push_back(std::move(o.result));
+      results.emplace_back();
+      ToProto(*o.answer, &results.back());
     }
-    const std::string body =
-        mode_ == Mode::kValues ? VpicValuesAnswer(results[0], route_.vin)
-                               : VpicBatchAnswer(results);
+    std::string body, etag;
+    if (mode_ == Mode::kValues) {
+      body = VpicValuesAnswer(results[0], route_.vin);
+    } else {
+      body = VpicBatchAnswer(results);
+    }
+    etag = ETagOf(body);
+    SendVpic(results, body, etag);
+  }
+
+  // A single decode's answer: rendered once per cached result.
+  void RespondValues(const std::shared_ptr<const engine::DecodeResult>& answer) {
+    std::shared_ptr<const Rendered> r = gateway_->FindRendered(*answer, route_.vin);
+    if (r == nullptr) {
+      auto fresh = std::make_shared<Rendered>();
+      fresh->encoded = answer->encoded;
+      fresh->searched = route_.vin;
+      ToProto(*answer, &fresh->result);
+      fresh->body = VpicValuesAnswer(fresh->result, route_.vin);
+      fresh->etag = ETagOf(fresh->body);
+      if (answer->source == engine::Source::kCache) gateway_->KeepRendered(fresh);
+      r = std::move(fresh);
+    }
+    SendVpic({r->result}, r->body, r->etag);
+  }
+
+  void SendVpic(const std::vector<vin::v1::DecodeResult>& results,
+                const std::string& body, const std::string& etag) {
     auto res = MakeResponse(200);
     res->set(bhttp::field::content_type, "application/json; charset=utf-8");
     Provenance(results, res.get());
-    const std::string etag = ETagOf(body);
     res->set(bhttp::field::etag, etag);
     if (auto inm = request_.find(bhttp::field::if_none_match);
         inm != request_.end() && Matches(std::string(inm->value()), etag)) {
@@ -690,7 +752,7 @@ class Session : public std::enable_shared_from_this<Session> {
     Outcome& o = outcomes_[0];
     if (!o.done) return FailGrpc(ToGrpcStatus(o.failure), o.failure.retry_delay);
     vin::v1::DecodeResponse out;
-    *out.mutable_result() = std::move(o.result);
+    ToProto(*o.answer, out.mutable_result());
     std::string json;
     google::protobuf::util::JsonPrintOptions opts;
     (void)google::protobuf::util::MessageToJsonString(out, &json, opts);
@@ -790,14 +852,17 @@ class Session : public std::enable_shared_from_this<Session> {
   uint64_t request_seq_ = 0;
   std::vector<Outcome> outcomes_;
   std::vector<uint64_t> ids_;
+  std::vector<bool> answered_;
   size_t pending_ = 0;
   std::shared_ptr<Session> hold_;  // while waiters are out
 };
 
 void Waiter::Finish(Outcome o) {
   if (auto s = session_.lock()) {
-    net::post(s->Executor(), [s, request = request_, index = index_,
-                              o = std::move(o)]() mutable {
+    // Inline when this is the session's strand (a cache hit answered
+    // inside Submit), else queued on it.
+    net::dispatch(s->Executor(), [s, request = request_, index = index_,
+                                  o = std::move(o)]() mutable {
       s->OnOutcome(request, index, std::move(o));
     });
   }

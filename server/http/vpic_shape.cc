@@ -1,7 +1,5 @@
 #include "server/http/vpic_shape.h"
 
-#include <nlohmann/json.hpp>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -9,8 +7,6 @@
 namespace server {
 namespace http {
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 // What vPIC says of every answer, and the Count its DecodeVinValues answers
 // carry (the fixtures' value: it counts neither the results nor the
@@ -31,37 +27,82 @@ bool IsVpicNote(const vin::v1::DecodeNote& n) {
   return true;
 }
 
-Json ResultObject(const vin::v1::DecodeResult& r) {
-  std::vector<std::string> codes, texts;
+// `text` as a JSON string, appended to `out`.
+void AppendString(absl::string_view text, std::string* out) {
+  out->push_back('"');
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (u < 0x20) {
+      static const char kHex[] = "0123456789abcdef";
+      switch (c) {
+        case '\n': out->append("\\n"); break;
+        case '\r': out->append("\\r"); break;
+        case '\t': out->append("\\t"); break;
+        default:
+          out->append("\\u00");
+          out->push_back(kHex[u >> 4]);
+          out->push_back(kHex[u & 15]);
+      }
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+// One result object: every variable, in vPIC's order. Written straight into
+// `out` (this is the hot path of cache hits through the gateway).
+void AppendResult(const vin::v1::DecodeResult& r, std::string* out) {
+  std::string codes, texts;
   for (const vin::v1::DecodeNote& n : r.notes()) {
     if (!IsVpicNote(n)) continue;
-    codes.push_back(n.code());
-    texts.push_back(absl::StrCat(n.code(), " - ", n.message()));
+    if (!codes.empty()) {
+      codes.push_back(',');
+      texts.append("; ");
+    }
+    absl::StrAppend(&codes, n.code());
+    absl::StrAppend(&texts, n.code(), " - ", n.message());
   }
   const auto& attributes = r.vehicle().attributes();
   const auto& untrimmed = r.vehicle().vpic_untrimmed();
-  Json out = Json::object();
+  out->push_back('{');
+  bool first = true;
   for (const std::string& name : VpicVariables()) {
+    if (!first) out->push_back(',');
+    first = false;
+    AppendString(name, out);
+    out->push_back(':');
     if (name == "ErrorCode") {
-      out[name] = absl::StrJoin(codes, ",");
+      AppendString(codes, out);
     } else if (name == "ErrorText") {
-      out[name] = absl::StrJoin(texts, "; ");
+      AppendString(texts, out);
     } else if (name == "VIN") {
-      out[name] = r.vin();
+      AppendString(r.vin(), out);
     } else if (auto u = untrimmed.find(name); u != untrimmed.end()) {
-      out[name] = u->second;
+      AppendString(u->second, out);
     } else if (auto a = attributes.find(name); a != attributes.end()) {
-      out[name] = a->second;
+      AppendString(a->second, out);
     } else {
-      out[name] = "";
+      out->append("\"\"");
     }
   }
-  return out;
+  out->push_back('}');
 }
 
-std::string Dump(const Json& j) {
-  // Invalid UTF-8 from upstream is replaced, never a reason to fail.
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+// The envelope around `results` (already written, comma-separated).
+std::string Envelope(size_t count, absl::string_view search_criteria,
+                     absl::string_view results) {
+  std::string out;
+  out.reserve(results.size() + 512);
+  absl::StrAppend(&out, "{\"Count\":", count, ",\"Message\":");
+  AppendString(kMessage, &out);
+  out.append(",\"SearchCriteria\":");
+  AppendString(search_criteria, &out);
+  absl::StrAppend(&out, ",\"Results\":[", results, "]}");
+  return out;
 }
 
 }  // namespace
@@ -113,23 +154,20 @@ const std::vector<std::string>& VpicVariables() {
 
 std::string VpicValuesAnswer(const vin::v1::DecodeResult& result,
                              absl::string_view searched) {
-  Json j = Json::object();
-  j["Count"] = kValuesCount;
-  j["Message"] = kMessage;
-  j["SearchCriteria"] = absl::StrCat("VIN(s): ", searched);
-  j["Results"] = Json::array({ResultObject(result)});
-  return Dump(j);
+  std::string one;
+  one.reserve(4096);
+  AppendResult(result, &one);
+  return Envelope(kValuesCount, absl::StrCat("VIN(s): ", searched), one);
 }
 
 std::string VpicBatchAnswer(const std::vector<vin::v1::DecodeResult>& results) {
-  Json j = Json::object();
-  j["Count"] = results.size();
-  j["Message"] = kMessage;
-  j["SearchCriteria"] = "";
-  Json list = Json::array();
-  for (const auto& r : results) list.push_back(ResultObject(r));
-  j["Results"] = std::move(list);
-  return Dump(j);
+  std::string all;
+  all.reserve(4096 * results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i > 0) all.push_back(',');
+    AppendResult(results[i], &all);
+  }
+  return Envelope(results.size(), "", all);
 }
 
 }  // namespace http
