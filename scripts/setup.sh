@@ -24,6 +24,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # commands the scripts, tests and benchmarks run
   python3 curl openssl gzip tar procps redis-server redis-tools wrk nginx-light
+  chromium fonts-dejavu-core
   nodejs npm
 )
 

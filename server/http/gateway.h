@@ -40,6 +40,8 @@ struct GatewayOptions {
   absl::Duration cache_ttl = absl::Hours(24);
   size_t header_limit = 16 * 1024;
   size_t body_limit = 1024 * 1024;
+  // The NDJSON body of /v1/decode:batch (about 200,000 lines).
+  size_t stream_body_limit = 16 * 1024 * 1024;
   absl::Duration head_timeout = absl::Seconds(10);
   absl::Duration body_timeout = absl::Seconds(30);
   int max_connections_per_client = 256;

@@ -106,6 +106,17 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
   std::string rest_lower(lower);
   if (rest_lower.size() > 1 && rest_lower.back() == '/') rest_lower.pop_back();
 
+  if (rest_lower == "/" || rest_lower == "/index.html" ||
+      rest_lower == "/openapi.json") {
+    if (method != "GET" && method != "HEAD") {
+      return Error(405, absl::StrCat(path, " takes GET"));
+    }
+    Route r;
+    r.kind = rest_lower == "/openapi.json" ? Route::Kind::kOpenApi
+                                           : Route::Kind::kPage;
+    r.status = 200;
+    return r;
+  }
   if (rest_lower == "/v1/decode" || rest_lower == "/v1/decode:batch") {
     if (method != "POST") {
       return Error(405, absl::StrCat(path, " takes POST"));

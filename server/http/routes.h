@@ -22,6 +22,8 @@ struct Route {
     kVpicBatch,       // POST DecodeVINValuesBatch/ (the form is in the body)
     kDecode,          // POST /v1/decode
     kDecodeBatch,     // POST /v1/decode:batch
+    kPage,            // GET / (the page for people)
+    kOpenApi,         // GET /openapi.json
     kError,           // `status` and `message` say why
   };
   Kind kind = Kind::kError;

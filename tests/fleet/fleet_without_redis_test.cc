@@ -26,6 +26,11 @@ using vin::v1::DecodeResponse;
 TEST_F(FleetTest, RedisStoppedAndRestartedLosesNoDecode) {
   server::ServerOptions o = Defaults();
   o.metrics_listen = "127.0.0.1:0";
+  // A stopped Redis is seen at once (its connections close); what must not
+  // happen is a loaded machine's slow reply after the restart sending a
+  // replica to decode alone, so Redis gets 5 s to answer (the fixture's
+  // 200 ms did, once, beside the chaos soak in CI).
+  o.fleet.timeout = absl::Seconds(5);
   StartReplicas(o, 2);
   std::atomic<bool> stop{false};
   std::atomic<int> ok{0}, failed{0};

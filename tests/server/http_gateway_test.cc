@@ -6,12 +6,15 @@
 // would not send them.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "testing/http_client.h"
@@ -400,6 +403,84 @@ TEST_F(HttpGatewayTest, CorsLetsListedOriginsReadAndNoOthers) {
   EXPECT_EQ(r.status, 403);
   EXPECT_NE(r.body.find("not among --http_cors_origins"), std::string::npos);
   EXPECT_EQ(fake_->TotalRequests(), 1);
+}
+
+// /v1/decode:batch: NDJSON in, DecodeBatchResponse events out as NDJSON;
+// every line gets exactly one terminal event, and the stream ends after the
+// last.
+TEST_F(HttpGatewayTest, DecodeBatchStreamsEveryItemsEventsAndEndsAfterTheLast) {
+  StartHttp();
+  constexpr int kItems = 2000;
+  std::string body;
+  for (int i = 0; i < kItems; ++i) {
+    absl::StrAppend(&body, "{\"requestId\":\"r", i, "\",\"vin\":\"",
+                    ValidVin(1000 + i % 500), "\"}\n");
+  }
+  absl::StrAppend(&body, "not json\n{\"vin\":\"123\"}\n");
+  Script(ValidVin(1003), "503");  // one item retries first
+  const HttpResponse r = HttpCall(port_, "POST", "/v1/decode:batch", body,
+                                  {"Content-Type: application/x-ndjson"});
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
+  EXPECT_EQ(r.Header("Content-Type"), "application/x-ndjson");
+  EXPECT_EQ(r.Header("Transfer-Encoding"), "chunked");
+  std::map<std::string, std::vector<std::string>> kinds;  // by request_id
+  for (absl::string_view line : absl::StrSplit(r.body, '\n', absl::SkipEmpty())) {
+    const Json e = Json::parse(line, nullptr, false);
+    ASSERT_FALSE(e.is_discarded()) << line;
+    const std::string id = e.value("requestId", "");
+    for (const char* k : {"queued", "retrying", "done", "failed"}) {
+      if (e.contains(k)) kinds[id].push_back(k);
+    }
+  }
+  ASSERT_EQ(kinds.size(), static_cast<size_t>(kItems + 2));
+  int done = 0, failed = 0, retried = 0;
+  for (const auto& [id, ks] : kinds) {
+    ASSERT_FALSE(ks.empty()) << id;
+    int terminal = 0;
+    for (const auto& k : ks) terminal += k == "done" || k == "failed";
+    EXPECT_EQ(terminal, 1) << id;
+    EXPECT_TRUE(ks.back() == "done" || ks.back() == "failed") << id;
+    done += ks.back() == "done";
+    failed += ks.back() == "failed";
+    retried += std::count(ks.begin(), ks.end(), "retrying") > 0;
+  }
+  EXPECT_EQ(done, kItems);
+  EXPECT_EQ(failed, 2) << "the line that is not JSON and the invalid VIN";
+  EXPECT_GE(retried, 1);
+  EXPECT_EQ(kinds["#2000"].back(), "failed") << "unnamed lines are #index";
+  EXPECT_EQ(fake_->TotalRequests(), 500 + 1) << "one flight per distinct VIN";
+}
+
+// A client that goes away mid-stream leaves no waiter or flight behind.
+TEST_F(HttpGatewayTest, AClientThatLeavesMidStreamReleasesEverything) {
+  // Nothing but the client's leaving may end the items within the wait
+  // below: no attempt times out (and so no retry budget or breaker ends
+  // them), no deadline comes.
+  ServerOptions o = Defaults();
+  o.engine.attempt_timeout = absl::Minutes(5);
+  o.http.deadline = absl::Minutes(5);
+  StartHttp(o);
+  std::string body;
+  for (int i = 0; i < 100; ++i) {
+    absl::StrAppend(&body, "{\"vin\":\"", ValidVin(3000 + i), "\"}\n");
+  }
+  fake_->HoldAnswers();
+  const int fd = testing_util::RawSend(
+      port_, absl::StrCat("POST /v1/decode:batch HTTP/1.1\r\nHost: x\r\nContent-Length: ",
+                          body.size(), "\r\n\r\n", body));
+  ASSERT_GE(fd, 0);
+  // Every item is in progress (the window is 256), its request held by vPIC.
+  ASSERT_TRUE(server_->engine().WaitForStats(
+      [](const engine::EngineStats& s) { return s.waiters == 100 && s.flights == 100; },
+      absl::Seconds(30)))
+      << "waiters " << server_->engine().Stats().waiters;
+  ::close(fd);  // the client goes away mid-stream
+  EXPECT_TRUE(server_->engine().WaitForStats(
+      [](const engine::EngineStats& s) { return s.waiters == 0 && s.flights == 0; },
+      absl::Seconds(60)))
+      << "waiters " << server_->engine().Stats().waiters << ", flights "
+      << server_->engine().Stats().flights;
+  fake_->ReleaseAnswers();
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ declare -A provides=(
   [PkgConfig]=pkg-config
   [Boost]=libboost-dev
   [program:grpc_cpp_plugin]=protobuf-compiler-grpc
+  [program:chromium]=chromium  # the page's browser test (tests/server/http_page_test.cc)
   [program:buf]="nodejs npm"  # installed from package.json by setup.sh
 )
 

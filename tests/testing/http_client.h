@@ -127,6 +127,23 @@ inline std::string RawExchange(int port, const std::string& bytes,
   return answer;
 }
 
+// Opens a connection to 127.0.0.1:`port` and sends `bytes`; returns the
+// socket (-1 on failure), for the test to close when it chooses.
+inline int RawSend(int port, const std::string& bytes) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(bytes.size())) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // The status code of the first response in `raw` (0 when none).
 inline int RawStatus(const std::string& raw) {
   if (raw.size() < 12 || raw.compare(0, 5, "HTTP/") != 0) return 0;
