@@ -419,7 +419,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void set_counted(bool counted) { counted_ = counted; }
 
  private:
-  enum class Mode { kValues, kBatch, kDecode, kStream };
+  enum class Mode { kValues, kVariables, kBatch, kDecode, kStream };
 
   // One line of a /v1/decode:batch body.
   struct Item {
@@ -587,12 +587,14 @@ class Session : public std::enable_shared_from_this<Session> {
       timeout = std::min(timeout, asked);
     }
     switch (route_.kind) {
-      case Route::Kind::kVpicValues: {
+      case Route::Kind::kVpicValues:
+      case Route::Kind::kVpicVariables: {
         engine::DecodeRequest r;
         r.vin = route_.vin;
         r.model_year = route_.model_year;
         r.timeout = timeout;
-        mode_ = Mode::kValues;
+        mode_ = route_.kind == Route::Kind::kVpicValues ? Mode::kValues
+                                                        : Mode::kVariables;
         return Submit({r});
       }
       case Route::Kind::kVpicBatch: {
@@ -641,11 +643,6 @@ class Session : public std::enable_shared_from_this<Session> {
         mode_ = Mode::kDecode;
         return Submit({r});
       }
-      case Route::Kind::kVpicVariables:
-        return Fail(501, "NOT_IMPLEMENTED",
-                    "DecodeVin's Variable/Value list is not served yet; "
-                    "DecodeVinValues gives the same decode",
-                    false);
       case Route::Kind::kDecodeBatch:
         return StartStream(timeout);
       case Route::Kind::kPage: {
@@ -846,11 +843,13 @@ class Session : public std::enable_shared_from_this<Session> {
   void Respond() {
     switch (mode_) {
       case Mode::kValues:
-        return RespondVpic();
+      case Mode::kVariables:
       case Mode::kBatch:
         return RespondVpic();
       case Mode::kDecode:
         return RespondDecode();
+      case Mode::kStream:
+        return;  // each item's events are written as they come
     }
   }
 
@@ -888,6 +887,8 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string body, etag;
     if (mode_ == Mode::kValues) {
       body = VpicValuesAnswer(results[0], route_.vin);
+    } else if (mode_ == Mode::kVariables) {
+      body = VpicVariablesAnswer(results[0], route_.vin);
     } else {
       body = VpicBatchAnswer(results);
     }

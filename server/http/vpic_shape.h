@@ -1,6 +1,6 @@
 // Answers in vPIC's own shape (DESIGN "HTTP"), for the gateway's drop-in
-// paths: DecodeVinValues (and DecodeVinValuesExtended, the same shape) and
-// DecodeVINValuesBatch. A result is rendered from vin.v1.DecodeResult,
+// paths: DecodeVinValues (and DecodeVinValuesExtended, the same shape),
+// DecodeVin (vPIC's Variable/Value list) and DecodeVINValuesBatch. A result is rendered from vin.v1.DecodeResult,
 // whatever its source: every one of vPIC's 148 variables, in vPIC's order,
 // each a string ("" when not provided), the values vPIC padded with
 // whitespace as vPIC wrote them (Vehicle.vpic_untrimmed), ErrorCode and
@@ -25,6 +25,14 @@ const std::vector<std::string>& VpicVariables();
 // VIN as the caller wrote it (vPIC echoes it in SearchCriteria).
 std::string VpicValuesAnswer(const vin::v1::DecodeResult& result,
                              absl::string_view searched);
+
+// vPIC's answer to GET DecodeVin/{vin} for `result`: the same decode as a
+// Variable/Value list (134 of vPIC's variables, in the order, with the
+// names and ids, vPIC lists them there). ValueId is vPIC's for Error Code,
+// Make, Manufacturer Name and Model; other list values' ids are not in the
+// decode the engine keeps, and are "".
+std::string VpicVariablesAnswer(const vin::v1::DecodeResult& result,
+                                absl::string_view searched);
 
 // vPIC's answer to POST DecodeVINValuesBatch: one result per VIN, in the
 // order asked.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -449,6 +450,81 @@ TEST_F(HttpGatewayTest, DecodeBatchStreamsEveryItemsEventsAndEndsAfterTheLast) {
   EXPECT_GE(retried, 1);
   EXPECT_EQ(kinds["#2000"].back(), "failed") << "unnamed lines are #index";
   EXPECT_EQ(fake_->TotalRequests(), 500 + 1) << "one flight per distinct VIN";
+}
+
+// DecodeVin: the same decode as vPIC's Variable/Value list: vPIC's 134
+// variables in its order with its names and ids, empty values null (as vPIC
+// writes them), the values those of DecodeVinValues' answer.
+TEST_F(HttpGatewayTest, DecodeVinListsTheSameDecodeAsVariablesAndValues) {
+  StartHttp();
+  const HttpResponse r = Get(
+      absl::StrCat("/api/vehicles/DecodeVin/", kFord, "?format=json&modelyear=2021"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Header("X-Vin-Source"), "vpic");
+  const Json got = Body(r);
+  const Json flat = Fixture("decode-vin-with-modelyear.json");
+  std::vector<std::string> keys;
+  for (auto it = got.begin(); it != got.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"Count", "Message", "SearchCriteria",
+                                            "Results"}));
+  EXPECT_EQ(got["Count"], 134);
+  EXPECT_EQ(got["Message"], flat["Message"]);
+  EXPECT_EQ(got["SearchCriteria"], absl::StrCat("VIN:", kFord));
+  const Json& list = got["Results"];
+  ASSERT_EQ(list.size(), 134u);
+  std::map<int, Json> by_id;
+  std::vector<int> order;
+  for (const Json& e : list) {
+    std::vector<std::string> k;
+    for (auto it = e.begin(); it != e.end(); ++it) k.push_back(it.key());
+    ASSERT_EQ(k, (std::vector<std::string>{"Value", "ValueId", "Variable", "VariableId"}))
+        << e.dump();
+    order.push_back(e["VariableId"].get<int>());
+    EXPECT_TRUE(by_id.emplace(order.back(), e).second) << "twice: " << e.dump();
+  }
+  EXPECT_EQ(std::vector<int>(order.begin(), order.begin() + 7),
+            (std::vector<int>{142, 143, 144, 156, 191, 10, 26}));
+  EXPECT_EQ(std::vector<int>(order.end() - 3, order.end()),
+            (std::vector<int>{192, 193, 194}));
+  const auto entry = [&](int id) {
+    auto it = by_id.find(id);
+    return it == by_id.end() ? Json() : it->second;
+  };
+  // As vPIC lists this VIN (ValueId where the decode carries it).
+  EXPECT_EQ(entry(142), Json::parse(R"({"Value":"","ValueId":"","Variable":"Suggested VIN","VariableId":142})"));
+  EXPECT_EQ(entry(143), Json::parse(R"({"Value":"0","ValueId":"0","Variable":"Error Code","VariableId":143})"));
+  EXPECT_EQ(entry(156), Json::parse(R"({"Value":null,"ValueId":"","Variable":"Additional Error Text","VariableId":156})"));
+  EXPECT_EQ(entry(191)["Value"], "0 - VIN decoded clean. Check Digit (9th position) is correct");
+  EXPECT_EQ(entry(10), Json::parse(R"({"Value":null,"ValueId":null,"Variable":"Destination Market","VariableId":10})"));
+  EXPECT_EQ(entry(26), Json::parse(R"({"Value":"FORD","ValueId":"460","Variable":"Make","VariableId":26})"));
+  EXPECT_EQ(entry(27), Json::parse(R"({"Value":"FORD MOTOR COMPANY, USA","ValueId":"976","Variable":"Manufacturer Name","VariableId":27})"));
+  EXPECT_EQ(entry(28), Json::parse(R"({"Value":"F-150","ValueId":"1801","Variable":"Model","VariableId":28})"));
+  EXPECT_EQ(entry(29), Json::parse(R"({"Value":"2021","ValueId":"","Variable":"Model Year","VariableId":29})"));
+  EXPECT_EQ(entry(39)["Value"], "TRUCK ") << "as vPIC wrote it";
+  EXPECT_EQ(entry(71), Json::parse(R"({"Value":"375","ValueId":"","Variable":"Engine Brake (hp) From","VariableId":71})"));
+  EXPECT_EQ(entry(13)["Value"], "3.5");
+  EXPECT_EQ(entry(194), Json::parse(R"({"Value":null,"ValueId":null,"Variable":"Lane Centering Assistance","VariableId":194})"));
+  // Every value of the decode is there, once: DecodeVinValues' non-empty
+  // values but those the list form does not carry (the VIN, the ids, NCSA's
+  // mapping and three variables vPIC lists elsewhere).
+  const std::set<std::string> unlisted = {
+      "VIN", "MakeID", "ManufacturerId", "ModelID", "NCSABodyType", "NCSAMake",
+      "NCSAMapExcApprovedBy", "NCSAMapExcApprovedOn", "NCSAMappingException",
+      "NCSAModel", "NCSANote", "AdaptiveHeadlights", "CashForClunkers",
+      "DriverAssist"};
+  std::multiset<std::string> want, have;
+  for (auto it = flat["Results"][0].begin(); it != flat["Results"][0].end(); ++it) {
+    if (!unlisted.count(it.key()) && it.value() != "") want.insert(it.value().get<std::string>());
+  }
+  for (const Json& e : list) {
+    if (e["Value"].is_string() && e["Value"] != "") have.insert(e["Value"].get<std::string>());
+  }
+  EXPECT_EQ(have, want);
+  // The same flight's result: DecodeVinValues is now a cache answer.
+  EXPECT_EQ(Get(absl::StrCat("/api/vehicles/DecodeVinValues/", kFord, "?modelyear=2021"))
+                .Header("X-Vin-Source"),
+            "cache");
+  EXPECT_EQ(fake_->TotalRequests(), 1);
 }
 
 // A client that goes away mid-stream leaves no waiter or flight behind.
