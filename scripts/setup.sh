@@ -22,6 +22,8 @@ packages=(
   libhiredis-dev zlib1g-dev libssl-dev libcli11-dev libjemalloc-dev
   libsimdjson-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # time zones of --peak_hours (abseil reads the system's tzdata)
+  tzdata
   # commands the scripts, tests and benchmarks run
   python3 curl openssl gzip tar procps redis-server redis-tools wrk nginx-light
   chromium fonts-dejavu-core

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "domain/priority.h"
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
 #include "engine/result_cache.h"
@@ -37,6 +38,9 @@ struct Waiter {
   retry::Scheduler::TimerId deadline_timer = 0;
   SourcePreference source = SourcePreference::kLiveOnly;  // resolved
   bool queued = false;  // its QUEUED has been sent
+  // Rule 17: its urgency and its tenant.
+  domain::Priority priority = domain::Priority::kInteractive;
+  std::string tenant{domain::kDefaultTenant};
 };
 
 class Answerer {

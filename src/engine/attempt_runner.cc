@@ -40,7 +40,10 @@ AttemptRunner::AttemptRunner(Options options,
       metrics_(metrics),
       observer_(observer),
       flights_(flights),
-      gate_(budget, options.batch_max),
+      gate_(budget,
+            upstream::GateOptions{options.batch_max, options.share,
+                                  options.bulk_peak_share},
+            clock->Now()),
       breaker_(options.breaker, options.breaker_uniform),
       rate_reported_(options.configured_rate) {
   metrics_->upstream_breaker_state.Set(0);
@@ -241,6 +244,12 @@ void AttemptRunner::Remove(Seq seq) {
   if (seq == probe_place_) LoseProbe();
 }
 
+void AttemptRunner::Requeue(Seq seq, Ticket ticket) {
+  if (seq == 0) return;
+  gate_.Remove(seq);
+  gate_.Enqueue(std::move(ticket), seq);
+}
+
 metrics::Endpoint AttemptRunner::EndpointOf(const Request& r) {
   return r.batch ? metrics::Endpoint::kBatch : metrics::Endpoint::kSingle;
 }
@@ -249,7 +258,7 @@ std::vector<std::pair<AttemptRunner::Ticket, absl::Time>> AttemptRunner::Queued(
     absl::Time now) const {
   std::vector<std::pair<Ticket, absl::Time>> queued;
   gate_.ForEach([&](Seq seq, const Ticket& t) {
-    queued.emplace_back(t, gate_.EstimatedStart(seq, now));
+    queued.emplace_back(t, gate_.EstimatedStart(seq, now, Peak()));
   });
   return queued;
 }
@@ -258,7 +267,7 @@ void AttemptRunner::StartReady() {
   if (probe_claim_ != 0) return;  // the probe waits for the fleet's word
   const size_t limit = static_cast<size_t>(options_.max_concurrency);
   while (transport_->active() < limit) {
-    std::vector<Ticket> tickets = gate_.Take(clock_->Now());
+    std::vector<Ticket> tickets = gate_.Take(clock_->Now(), Peak());
     if (tickets.empty()) break;
     Start(std::move(tickets));
   }
@@ -269,7 +278,7 @@ absl::optional<absl::Time> AttemptRunner::NextStart(absl::Time now) const {
     return absl::nullopt;  // a request's end comes first, as I/O
   }
   if (probe_claim_ != 0) return absl::nullopt;  // the claim's answer, as I/O
-  return gate_.NextStart(now);
+  return gate_.NextStart(now, Peak());
 }
 
 void AttemptRunner::Start(std::vector<Ticket> tickets) {

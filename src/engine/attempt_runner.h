@@ -37,6 +37,7 @@
 #include "metrics/metrics.h"
 #include "retry/clock.h"
 #include "upstream/breaker.h"
+#include "upstream/peak_hours.h"
 #include "upstream/upstream_budget.h"
 #include "upstream/upstream_gate.h"
 #include "vpic/upstream_client.h"
@@ -85,6 +86,11 @@ class AttemptRunner {
     // request may take.
     FleetBackend* fleet = nullptr;
     absl::Duration probe_hold = absl::Seconds(31);
+    // Rule 17: the fair order of the gate and bulk's share at NHTSA's peak
+    // hours (read from the clock's calendar time).
+    upstream::FairShareOptions share;
+    double bulk_peak_share = 1.0;
+    upstream::PeakHours peak_hours;
   };
   // Counted since the start, for EngineStats.
   struct Counts {
@@ -119,9 +125,19 @@ class AttemptRunner {
   // that finds the probe due is the probe.
   Seq Enqueue(Ticket ticket, Seq place);
   void Remove(Seq seq);
-  absl::Time EstimatedStart(Seq seq, absl::Time now) const {
-    return gate_.EstimatedStart(seq, now);
+  // The queued flight at `seq` now counts as `ticket` (a more urgent
+  // waiter joined it), keeping its place.
+  void Requeue(Seq seq, Ticket ticket);
+  // The estimated start of the flight at `seq`, or of one of `priority`
+  // and `tenant` queued now (`seq` 0).
+  absl::Time EstimatedStart(
+      Seq seq, absl::Time now,
+      domain::Priority priority = domain::Priority::kInteractive,
+      const std::string& tenant = std::string(domain::kDefaultTenant)) const {
+    return gate_.EstimatedStart(seq, now, Peak(), priority, tenant);
   }
+  // Whether NHTSA's peak hours hold now (bulk at its share of the rate).
+  bool Peak() const { return options_.peak_hours.Contains(clock_->WallNow()); }
   // The queued flights with their estimated start, front first.
   std::vector<std::pair<Ticket, absl::Time>> Queued(absl::Time now) const;
   size_t waiting() const { return gate_.waiting(); }

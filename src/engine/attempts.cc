@@ -18,7 +18,8 @@ void Engine::EnqueueAttempt(Flight* f) {
     return;
   }
   f->state.retry_at = absl::InfinitePast();
-  f->state.ticket = attempts_.Enqueue({f->key, f->id}, f->state.place);
+  f->state.ticket = attempts_.Enqueue(
+      {f->key, f->id, f->state.priority, f->state.tenant}, f->state.place);
   if (f->state.ticket == 0) {  // the breaker is open
     FailUnreachable(f, absl::nullopt);
     return;

@@ -88,7 +88,8 @@ Engine::Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
                  options_.breaker, options_.uniform, options_.fleet,
                  // A request may be sent twice (rule 16), each within the
                  // attempt timeout.
-                 2 * options_.attempt_timeout + absl::Seconds(1)},
+                 2 * options_.attempt_timeout + absl::Seconds(1),
+                 options_.share, options_.bulk_peak_share, options_.peak_hours},
                 std::move(transport), budget_.get(), clock_, metrics_,
                 options_.observer, this),
       fleet_(options_.fleet == nullptr
@@ -181,6 +182,8 @@ Admission Engine::Submit(const DecodeRequest& request,
   waiter.listener = listener;
   waiter.deadline = deadline;
   waiter.source = source;
+  waiter.priority = request.priority;
+  if (!request.tenant.empty()) waiter.tenant = request.tenant;
   Post([this, id, key, warnings = std::move(warnings), waiter,
         stagger = request.stagger] {
     OnSubmit(id, key, warnings, waiter, stagger);

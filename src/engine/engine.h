@@ -24,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
+#include "domain/priority.h"
 #include "engine/answerer.h"
 #include "engine/attempt_runner.h"
 #include "engine/drain_state.h"
@@ -61,6 +62,13 @@ struct EngineOptions {
   absl::Duration retry_after_max = absl::Seconds(60);
   // The circuit breaker in front of vPIC (rule 13); failures 0 turns it off.
   upstream::BreakerOptions breaker;
+  // Rule 17: the fair order of the upstream queue (interactive first,
+  // bulk's minimum share, tenants' weights), and bulk's share of the rate
+  // during NHTSA's peak hours. No peak hours here by default (the server's
+  // --peak_hours has NHTSA's).
+  upstream::FairShareOptions share;
+  double bulk_peak_share = 0.5;
+  upstream::PeakHours peak_hours;
   size_t cache_capacity = 100000;  // 0 disables the cache
   absl::Duration cache_ttl = absl::Hours(24);
   // Entries older than the TTL are kept this long in all (rule 15), to
@@ -114,6 +122,9 @@ struct DecodeRequest {
   // first attempt (DESIGN rule 7).
   bool stagger = false;
   SourcePreference source_preference = SourcePreference::kUnspecified;
+  // Rule 17: how urgent it is, and who asks (the server resolves both).
+  domain::Priority priority = domain::Priority::kInteractive;
+  std::string tenant{domain::kDefaultTenant};
 };
 
 struct EngineStats {
@@ -204,6 +215,10 @@ class Engine : private AttemptRunner::Flights,
     // its stagger request.
     WaiterId creator = 0;
     bool stagger = false;
+    // Rule 17: the most urgent priority among its waiters, and the tenant
+    // it counts for (the first waiter's of that priority).
+    domain::Priority priority = domain::Priority::kInteractive;
+    std::string tenant{domain::kDefaultTenant};
   };
   using Table = coalesce::FlightTable<FlightState, Waiter>;
   using Flight = Table::Flight;

@@ -71,6 +71,8 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   auto [f, created] = table_.Join(key, id, waiter);
   Waiter& w = f->waiters.at(id);
   if (created) {
+    f->state.priority = waiter.priority;
+    f->state.tenant = waiter.tenant;
     f->state.warnings = std::move(warnings);
     f->state.prev_delay = options_.retry_base;
     f->state.started = now;
@@ -86,6 +88,16 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   }
   answerer_.CountMiss();
   metrics_->coalesced_waiters.Add();
+  // A flight counts for the most urgent of its waiters (rule 17): one that
+  // waits at the gate moves to that priority, keeping its place.
+  if (domain::MoreUrgent(w.priority, f->state.priority) != f->state.priority) {
+    f->state.priority = w.priority;
+    f->state.tenant = w.tenant;
+    if (f->state.ticket != 0) {
+      attempts_.Requeue(f->state.ticket,
+                        {f->key, f->id, f->state.priority, f->state.tenant});
+    }
+  }
   // Its QUEUED says whether the flight waits for the upstream rate.
   const absl::Time turn = f->state.ticket != 0
                               ? attempts_.EstimatedStart(f->state.ticket, now)
@@ -118,7 +130,8 @@ void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
   // a lower bound, and a waiter that leaves for it could not have been
   // served.
   const absl::Time start =
-      std::max(now + stagger_delay, attempts_.EstimatedStart(0, now));
+      std::max(now + stagger_delay,
+               attempts_.EstimatedStart(0, now, f->state.priority, f->state.tenant));
   auto it = f->waiters.find(creator);
   if (it != f->waiters.end()) {
     answerer_.Queue(it->second, QueuedFor(false, start, now));

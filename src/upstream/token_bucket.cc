@@ -35,6 +35,12 @@ bool TokenBucket::TryTake(absl::Time now) {
   return true;
 }
 
+void TokenBucket::Consume(double n, absl::Time now) {
+  if (unlimited()) return;
+  Settle(now);
+  tokens_ -= n;
+}
+
 absl::Time TokenBucket::TimeOfToken(absl::Time now, double n) const {
   const absl::Time start = std::max(now, held_until_);
   if (unlimited()) return start;

@@ -21,6 +21,9 @@ class TokenBucket {
 
   // Takes a token if one is available at `now`.
   bool TryTake(absl::Time now);
+  // Takes `n` tokens (a part of one, too) whether or not they are there:
+  // a debt the bucket pays back at its rate before the next full token.
+  void Consume(double n, absl::Time now);
   // When the n-th token from now (n >= 1) can be taken, if nothing else
   // takes tokens meanwhile.
   absl::Time TimeOfToken(absl::Time now, double n) const;

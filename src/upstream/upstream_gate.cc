@@ -1,63 +1,100 @@
 #include "upstream/upstream_gate.h"
 
 #include <algorithm>
-#include <string>
+#include <cmath>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
-
 namespace upstream {
+namespace {
 
-UpstreamGate::UpstreamGate(UpstreamBudget* budget, int batch_max)
-    : budget_(budget), batch_max_(std::max(1, batch_max)) {}
+// At peak hours bulk saves up no more than one request's worth: its share
+// holds over any stretch of time, not only on average.
+constexpr double kBulkBurst = 1;
+
+}  // namespace
+
+UpstreamGate::UpstreamGate(UpstreamBudget* budget, GateOptions options,
+                           absl::Time now)
+    : budget_(budget),
+      batch_max_(std::max(1, options.batch_max)),
+      bulk_peak_share_(std::clamp(options.bulk_peak_share, 0.0, 1.0)),
+      queue_(std::move(options.share)),
+      bulk_(0, kBulkBurst, now) {}
 
 UpstreamGate::Seq UpstreamGate::Enqueue(Ticket ticket, Seq place) {
-  const Seq seq = place != 0 ? place : next_seq_++;
-  queue_.emplace(seq, std::move(ticket));
-  return seq;
+  return queue_.Enqueue(std::move(ticket), place);
 }
 
-void UpstreamGate::Remove(Seq seq) { queue_.erase(seq); }
+void UpstreamGate::Remove(Seq seq) { queue_.Remove(seq); }
 
-std::vector<UpstreamGate::Ticket> UpstreamGate::Take(absl::Time now) {
-  std::vector<Ticket> out;
-  if (queue_.empty() || !budget_->TryAcquire(now)) return out;
-  // A flight whose VIN is already in this request waits for the next one;
-  // the scan ahead for others is bounded so that a queue full of one VIN
-  // (with different model-year hints) stays cheap.
-  absl::flat_hash_set<std::string> vins;
-  size_t scanned = 0;
-  const size_t scan_limit = 4 * static_cast<size_t>(batch_max_);
-  for (auto it = queue_.begin();
-       it != queue_.end() && out.size() < static_cast<size_t>(batch_max_) &&
-       scanned < scan_limit;
-       ++scanned) {
-    if (!vins.insert(it->second.key.vin).second) {
-      ++it;
-      continue;
-    }
-    out.push_back(std::move(it->second));
-    it = queue_.erase(it);
+void UpstreamGate::FollowRate(absl::Time now) const {
+  const double per_minute = budget_->EffectiveRatePerMinute();
+  // A share of an unlimited rate is unlimited; a share of 0 never sends.
+  const double per_second =
+      per_minute <= 0 ? 0 : std::max(1e-9, per_minute * bulk_peak_share_ / 60.0);
+  if (bulk_.rate() != per_second) bulk_.SetRate(per_second, now);
+}
+
+bool UpstreamGate::BulkMayGo(absl::Time now, bool peak) const {
+  if (!peak || bulk_peak_share_ >= 1) return true;
+  FollowRate(now);
+  // (Due within a microsecond counts as there: the loop's poll wakes on
+  // millisecond boundaries.)
+  return bulk_.unlimited() || bulk_.TokensAt(now) >= 1.0 - 1e-6;
+}
+
+std::vector<UpstreamGate::Ticket> UpstreamGate::Take(absl::Time now, bool peak) {
+  if (queue_.waiting() == 0) return {};
+  const bool bulk_ok = BulkMayGo(now, peak);
+  if (queue_.waiting(domain::Priority::kInteractive) == 0 && !bulk_ok) return {};
+  if (!budget_->TryAcquire(now)) return {};
+  std::vector<Ticket> out = queue_.Pick(static_cast<size_t>(batch_max_), bulk_ok);
+  if (peak && bulk_peak_share_ < 1) {
+    // Bulk pays for the part of a full request it took.
+    size_t bulk = 0;
+    for (const Ticket& t : out) bulk += t.priority == domain::Priority::kBulk;
+    if (bulk > 0) bulk_.Consume(static_cast<double>(bulk) / batch_max_, now);
   }
   return out;
 }
 
-absl::optional<absl::Time> UpstreamGate::NextStart(absl::Time now) const {
-  if (queue_.empty()) return absl::nullopt;
-  return budget_->StartOfRequest(now, 1);
+absl::optional<absl::Time> UpstreamGate::NextStart(absl::Time now, bool peak) const {
+  if (queue_.waiting() == 0) return absl::nullopt;
+  const absl::Time start = budget_->StartOfRequest(now, 1);
+  if (queue_.waiting(domain::Priority::kInteractive) > 0 || BulkMayGo(now, peak)) {
+    return start;
+  }
+  return std::max(start, bulk_.TimeOfToken(now, 1));
 }
 
-absl::Time UpstreamGate::EstimatedStart(Seq seq, absl::Time now) const {
-  // Flights ahead: the queue's size, or the distance to the front, which
-  // also counts places left by flights that went away in the middle of the
-  // queue (rare: cancels, deadlines); the smaller of the two.
-  size_t ahead = queue_.size();
-  if (seq != 0 && !queue_.empty()) {
-    ahead = std::min<size_t>(queue_.size() - 1, seq - queue_.begin()->first);
+absl::Time UpstreamGate::EstimatedStart(Seq seq, absl::Time now, bool peak,
+                                        domain::Priority priority,
+                                        const std::string& tenant) const {
+  const Ticket* queued = seq != 0 ? queue_.Find(seq) : nullptr;
+  const domain::Priority p = queued != nullptr ? queued->priority : priority;
+  const std::string& who = queued != nullptr ? queued->tenant : tenant;
+  const double ahead = queue_.Ahead(queued != nullptr ? seq : 0, p, who);
+  // Interactive flights get a request's room but bulk's share while bulk
+  // waits; bulk gets what is left after every interactive flight.
+  double per_request = batch_max_;
+  if (p == domain::Priority::kInteractive &&
+      queue_.waiting(domain::Priority::kBulk) > 0) {
+    per_request = std::max(1.0, std::floor(batch_max_ *
+                                           queue_.InteractiveShareWhileBulkWaits()));
   }
-  const double requests =
-      static_cast<double>(ahead / static_cast<size_t>(batch_max_) + 1);
-  return budget_->StartOfRequest(now, requests);
+  absl::Time start =
+      budget_->StartOfRequest(now, std::floor(ahead / per_request) + 1);
+  if (p == domain::Priority::kBulk && peak && bulk_peak_share_ < 1) {
+    FollowRate(now);
+    if (!bulk_.unlimited()) {
+      const double bulk_ahead = std::max(
+          0.0, ahead - static_cast<double>(
+                           queue_.waiting(domain::Priority::kInteractive)));
+      start = std::max(start, bulk_.TimeOfToken(
+                                  now, std::floor(bulk_ahead / batch_max_) + 1));
+    }
+  }
+  return start;
 }
 
 }  // namespace upstream

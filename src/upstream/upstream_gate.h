@@ -1,10 +1,16 @@
-// The upstream gate (DESIGN rules 9, 10 and 12): the queue of flights ready
-// for an upstream request, first come first served, in front of the budget.
-// A flight keeps the place it first had: its retry is not sent behind every
-// flight that arrived after it. When a
-// token is granted, up to `batch_max` ready flights leave together, as one
-// DecodeVINValuesBatch request; a lone ready flight leaves alone at once.
-// Batching thus comes from the backlog, never from waiting for company.
+// The upstream gate (DESIGN rules 9, 10, 12 and 17): the flights ready for
+// an upstream request, in the fair order of FairQueue (interactive first,
+// bulk's minimum share, tenants in turns, a flight keeping its first place
+// across its retries), in front of the budget. When a token is granted, up
+// to `batch_max` ready flights leave together, as one DecodeVINValuesBatch
+// request; a lone ready flight leaves alone at once. Batching thus comes
+// from the backlog, never from waiting for company.
+//
+// During peak hours (the caller says when) bulk flights use at most
+// `bulk_peak_share` of the effective rate: a bucket of their own at that
+// share, charged the part of each request they fill; a request of bulk
+// flights alone waits for it (and takes no token of the budget meanwhile,
+// so interactive flights find theirs).
 //
 // Not thread-safe: owned by the engine's loop thread. Times are the engine's
 // monotonic clock.
@@ -12,26 +18,33 @@
 #define VIN_UPSTREAM_UPSTREAM_GATE_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "absl/container/btree_map.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
-#include "coalesce/flight_table.h"
+#include "upstream/fair_queue.h"
+#include "upstream/token_bucket.h"
 #include "upstream/upstream_budget.h"
 
 namespace upstream {
 
+struct GateOptions {
+  int batch_max = 50;  // >= 1 (1: no batching)
+  FairShareOptions share;
+  // Bulk's share of the rate during peak hours, in (0, 1]; 1: no limit.
+  double bulk_peak_share = 0.5;
+};
+
 class UpstreamGate {
  public:
-  using Seq = uint64_t;  // a place in the queue; never 0
-  struct Ticket {
-    coalesce::FlightKey key;
-    uint64_t flight_id = 0;
-  };
+  using Seq = FairQueue::Seq;  // a place in the queue; never 0
+  using Ticket = FairQueue::Ticket;
 
-  // `budget` is not owned. `batch_max` >= 1 (1: no batching).
-  UpstreamGate(UpstreamBudget* budget, int batch_max);
+  // `budget` is not owned.
+  UpstreamGate(UpstreamBudget* budget, GateOptions options, absl::Time now);
+  UpstreamGate(UpstreamBudget* budget, int batch_max)
+      : UpstreamGate(budget, GateOptions{batch_max, {}, 1.0}, absl::InfinitePast()) {}
 
   // Puts a flight in the queue: at the back, or at `place` (the Seq it had
   // when it first queued) for a flight that queued before.
@@ -40,34 +53,43 @@ class UpstreamGate {
   // places are a no-op.
   void Remove(Seq seq);
 
-  // The tickets of one request, if one may start at `now`: takes a token
-  // and removes up to batch_max tickets from the front of the queue, at most
-  // one per VIN (vPIC's batch answer is matched by VIN). Empty when nothing
-  // waits or the budget gives no token yet.
-  std::vector<Ticket> Take(absl::Time now);
+  // The tickets of one request, if one may start at `now` (`peak`: NHTSA's
+  // peak hours): takes a token and up to batch_max tickets in the fair
+  // order, at most one per VIN (vPIC's batch answer is matched by VIN).
+  // Empty when nothing may go yet.
+  std::vector<Ticket> Take(absl::Time now, bool peak = false);
   // When Take() may next succeed, while something waits.
-  absl::optional<absl::Time> NextStart(absl::Time now) const;
+  absl::optional<absl::Time> NextStart(absl::Time now, bool peak = false) const;
   // The estimated start of the request that will carry the flight at `seq`
-  // (of one that would be queued now, when `seq` is 0), from the flights
-  // queued ahead of it, the batch size and the budget. Ignores the
-  // concurrency limit, which the engine applies on top.
-  absl::Time EstimatedStart(Seq seq, absl::Time now) const;
+  // (of one of `priority` and `tenant` queued now, when `seq` is 0), from
+  // the flights that go before it, the batch size, the budget and, for
+  // bulk at peak hours, its share. Ignores the concurrency limit, which the
+  // engine applies on top.
+  absl::Time EstimatedStart(Seq seq, absl::Time now, bool peak = false,
+                            domain::Priority priority = domain::Priority::kInteractive,
+                            const std::string& tenant = std::string(domain::kDefaultTenant)) const;
 
-  size_t waiting() const { return queue_.size(); }
+  size_t waiting() const { return queue_.waiting(); }
+  size_t waiting(domain::Priority p) const { return queue_.waiting(p); }
   int batch_max() const { return batch_max_; }
   UpstreamBudget& budget() { return *budget_; }
 
-  // Calls fn(seq, ticket) for every queued flight, front first.
+  // Calls fn(seq, ticket) for every queued flight, in the order of places.
   template <typename Fn>
   void ForEach(Fn fn) const {
-    for (const auto& [seq, ticket] : queue_) fn(seq, ticket);
+    queue_.ForEach(fn);
   }
 
  private:
+  // The bulk bucket follows the budget's effective rate.
+  void FollowRate(absl::Time now) const;
+  bool BulkMayGo(absl::Time now, bool peak) const;
+
   UpstreamBudget* const budget_;
   const int batch_max_;
-  Seq next_seq_ = 1;
-  absl::btree_map<Seq, Ticket> queue_;
+  const double bulk_peak_share_;
+  FairQueue queue_;
+  mutable TokenBucket bulk_;  // at peak hours: bulk's share of the rate
 };
 
 }  // namespace upstream
