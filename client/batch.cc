@@ -115,6 +115,9 @@ absl::StatusOr<BatchSummary> BatchRun::Run(
   if (options_.deadline > absl::ZeroDuration()) {
     context_.set_deadline(absl::ToChronoTime(start_ + options_.deadline));
   }
+  if (!options_.tenant.empty()) {
+    context_.AddMetadata("x-vin-tenant", options_.tenant);
+  }
   {
     absl::MutexLock lock(&out_mu_);
     output_status_ = writer_->WriteHeader();
@@ -212,6 +215,7 @@ absl::Status BatchRun::SendRecords(Stream* stream) {
     request.set_request_id(absl::StrCat(record.index));
     request.set_vin(std::move(record.vin));
     request.set_model_year(options_.model_year);
+    request.set_priority(options_.priority);
     if (options_.warn_check_digit) {
       request.set_check_digit_policy(vin::v1::CHECK_DIGIT_POLICY_WARN);
     }

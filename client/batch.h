@@ -29,6 +29,10 @@ struct BatchOptions {
   OutputFormat format = OutputFormat::kCsv;
   int32_t model_year = 0;         // sent with every item; 0 = no hint
   bool warn_check_digit = false;  // CHECK_DIGIT_POLICY_WARN for every item
+  // Rule 17: every item's priority (unspecified: the server's, bulk), and
+  // the tenant sent as the x-vin-tenant header ("" none).
+  vin::v1::Priority priority = vin::v1::PRIORITY_UNSPECIFIED;
+  std::string tenant;
   int window = 512;               // >= 1; see the file comment
   absl::Duration deadline = absl::ZeroDuration();  // whole stream; 0 = none
   // Upper bound of a uniformly random delay before the stream starts.

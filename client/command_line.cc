@@ -195,6 +195,32 @@ void AddCommonFlags(CLI::App* app, CommandLine* command_line, Options* options,
          "model-year hint sent with every VIN; 0 = none")
       ->type_name("YEAR")
       ->default_str("0");
+  app->add_option_function<std::string>(
+         OptionNames("priority"),
+         [options](const std::string& text) {
+           const std::string p = absl::AsciiStrToLower(text);
+           if (p == "interactive") {
+             options->priority = vin::v1::PRIORITY_INTERACTIVE;
+           } else if (p == "bulk") {
+             options->priority = vin::v1::PRIORITY_BULK;
+           } else {
+             Invalid(absl::StrCat("--priority must be interactive or bulk, got '",
+                                  text, "'"));
+           }
+         },
+         "how urgent: interactive goes first toward NHTSA,\n"
+         "bulk keeps a share (default: interactive for\n"
+         "decode, bulk for batch)")
+      ->type_name("interactive|bulk");
+  app->add_option_function<std::string>(
+         OptionNames("tenant"),
+         [options](const std::string& text) {
+           if (text.empty()) Invalid("--tenant must not be empty");
+           options->tenant = text;
+         },
+         "the tenant to be counted as (the x-vin-tenant\n"
+         "header; a client certificate's subject wins)")
+      ->type_name("NAME");
   app->add_flag(SwitchNames("warn-check-digit"), options->warn_check_digit,
                 "decode VINs whose check digit is wrong (European\n"
                 "VINs), with a check_digit note, instead of\n"

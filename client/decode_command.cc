@@ -121,7 +121,9 @@ int RunDecode(const DecodeOptions& options,
   if (options.warn_check_digit) {
     request.set_check_digit_policy(vin::v1::CHECK_DIGIT_POLICY_WARN);
   }
+  request.set_priority(options.priority);
   grpc::ClientContext context;
+  if (!options.tenant.empty()) context.AddMetadata("x-vin-tenant", options.tenant);
   if (options.deadline > absl::ZeroDuration()) {
     context.set_deadline(absl::ToChronoTime(absl::Now() + options.deadline));
   }

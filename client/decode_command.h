@@ -17,6 +17,10 @@ struct DecodeOptions {
   std::string vin;
   int32_t model_year = 0;                       // 0 = no hint
   bool warn_check_digit = false;                // CHECK_DIGIT_POLICY_WARN
+  // Rule 17: the priority (unspecified: the server's, interactive), and the
+  // tenant sent as the x-vin-tenant header ("" none).
+  vin::v1::Priority priority = vin::v1::PRIORITY_UNSPECIFIED;
+  std::string tenant;
   absl::Duration deadline = absl::Seconds(30);  // per call; 0 = none
   bool json = false;  // the DecodeResult in protobuf's JSON mapping
   // Upper bound of a uniformly random delay before the call.

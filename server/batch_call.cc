@@ -1,3 +1,4 @@
+#include "server/tenant.h"
 #include "server/batch_call.h"
 
 #include <utility>
@@ -109,14 +110,15 @@ class BatchCall::Item final : public engine::DecodeListener {
 BatchCall::BatchCall(engine::Engine* engine,
                      grpc::CallbackServerContext* context, int window,
                      BatchCounters* counters, metrics::ServiceMetrics* metrics,
-                     CallRegistry<BatchCall>* registry)
+                     CallRegistry<BatchCall>* registry, std::string tenant)
     : engine_(engine),
       deadline_(DeadlineOf(context)),
       window_(window),
       counters_(counters),
       metrics_(metrics),
       registry_(registry),
-      peer_(context->peer()) {
+      peer_(context->peer()),
+      tenant_(std::move(tenant)) {
   counters_->streams.fetch_add(1);
   registry_->Add(this);
   absl::optional<grpc::Status> finish;
@@ -190,6 +192,8 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
                 request.check_digit_policy(), request.source_preference());
   r.timeout = ItemTimeoutOf(deadline_);  // the stream's, less a margin
   r.stagger = true;
+  r.priority = PriorityOf(request.priority(), domain::Priority::kBulk);
+  r.tenant = tenant_;
   const engine::Admission admitted = engine_->Submit(r, item);
   if (!admitted.ok()) {
     if (admitted.failure().reason == engine::FailureReason::kShuttingDown) {

@@ -54,7 +54,7 @@ class BatchCall final
   BatchCall(engine::Engine* engine, grpc::CallbackServerContext* context,
             int window, BatchCounters* counters,
             metrics::ServiceMetrics* metrics,
-            CallRegistry<BatchCall>* registry);
+            CallRegistry<BatchCall>* registry, std::string tenant);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -90,6 +90,7 @@ class BatchCall final
   metrics::ServiceMetrics* const metrics_;
   CallRegistry<BatchCall>* const registry_;
   const std::string peer_;  // "ipv4:127.0.0.1:40172", for the log
+  const std::string tenant_;  // rule 17: who asks, for every item
   // Set at the end of the constructor, read first by every reaction: gRPC
   // hands the new reactor to the threads that run its reactions inside its
   // (uninstrumented) core; this release/acquire pair shows TSan that order.

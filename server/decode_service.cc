@@ -6,6 +6,7 @@
 #include "server/decode_metrics.h"
 #include "server/proto_mapping.h"
 #include "server/status_mapping.h"
+#include "server/tenant.h"
 
 namespace server {
 namespace {
@@ -19,7 +20,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
   DecodeCall(engine::Engine* engine, metrics::ServiceMetrics* metrics,
              grpc::CallbackServerContext* context,
              const vin::v1::DecodeRequest* request,
-             vin::v1::DecodeResponse* response)
+             vin::v1::DecodeResponse* response, const std::string& tenant_header)
       : engine_(engine),
         metrics_(metrics),
         response_(response),
@@ -29,6 +30,8 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
         FromProto(request->vin(), request->model_year(),
                   request->check_digit_policy(), request->source_preference());
     r.timeout = TimeoutOf(DeadlineOf(context));
+    r.priority = PriorityOf(request->priority(), domain::Priority::kInteractive);
+    r.tenant = TenantOf(*context, tenant_header);
     const engine::Admission admitted = engine_->Submit(r, this);
     if (!admitted.ok()) {
       OnFailed(admitted.failure());
@@ -83,13 +86,14 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
 grpc::ServerUnaryReactor* DecodeService::Decode(
     grpc::CallbackServerContext* context, const vin::v1::DecodeRequest* request,
     vin::v1::DecodeResponse* response) {
-  return new DecodeCall(engine_, metrics_, context, request, response);
+  return new DecodeCall(engine_, metrics_, context, request, response,
+                        tenant_header_);
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DecodeService::DecodeBatch(grpc::CallbackServerContext* context) {
   return new BatchCall(engine_, context, batch_window_, &batch_counters_,
-                       metrics_, &batch_calls_);
+                       metrics_, &batch_calls_, TenantOf(*context, tenant_header_));
 }
 
 }  // namespace server

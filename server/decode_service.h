@@ -5,6 +5,7 @@
 
 #include "engine/engine.h"
 #include "server/batch_call.h"
+#include "server/tenant.h"
 #include "vin/v1/vin.grpc.pb.h"
 
 namespace server {
@@ -18,9 +19,15 @@ class DecodeService final
  public:
   // `engine` (and `metrics`, which may be null) must outlive every call.
   // `batch_window`: items of one DecodeBatch stream in progress at once.
+  // `tenant_header`: the metadata header naming a caller's tenant (rule
+  // 17; lower case).
   DecodeService(engine::Engine* engine, int batch_window,
-                metrics::ServiceMetrics* metrics = nullptr)
-      : engine_(engine), batch_window_(batch_window), metrics_(metrics) {}
+                metrics::ServiceMetrics* metrics = nullptr,
+                std::string tenant_header = std::string(kDefaultTenantHeader))
+      : engine_(engine),
+        batch_window_(batch_window),
+        metrics_(metrics),
+        tenant_header_(std::move(tenant_header)) {}
 
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context,
                                    const vin::v1::DecodeRequest* request,
@@ -40,6 +47,7 @@ class DecodeService final
   engine::Engine* const engine_;
   const int batch_window_;
   metrics::ServiceMetrics* const metrics_;
+  const std::string tenant_header_;
   BatchCounters batch_counters_;
   CallRegistry<BatchCall> batch_calls_;
 };

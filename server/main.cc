@@ -21,6 +21,8 @@
 #include "server/log_observer.h"
 #include "server/proto_mapping.h"
 #include "server/server.h"
+#include "server/tenant.h"
+#include "upstream/peak_hours.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address:port to serve on");
 ABSL_FLAG(std::string, vpic_base_url, "https://vpic.nhtsa.dot.gov/api/vehicles",
@@ -51,6 +53,23 @@ ABSL_FLAG(double, retry_budget_min, 1,
 ABSL_FLAG(absl::Duration, retry_after_max, absl::Seconds(60),
           "longest Retry-After waited out; a longer one fails the decode "
           "(retryable)");
+ABSL_FLAG(double, bulk_min_share, 0.1,
+          "bulk's guaranteed share of the VINs sent to vPIC whenever bulk "
+          "work waits, however much interactive work there is (0 to 1)");
+ABSL_FLAG(std::string, tenant_weights, "",
+          "tenants' weights in their turns at the upstream queue, "
+          "name:weight,... (others weigh 1)");
+ABSL_FLAG(std::string, peak_hours, "Mon-Fri 06:00-18:00 America/New_York",
+          "NHTSA's peak hours, when bulk work uses at most "
+          "--bulk_peak_share of the rate (\"none\": no peak hours)");
+ABSL_FLAG(double, bulk_peak_share, 0.5,
+          "the share of the rate bulk work may use during --peak_hours "
+          "(above 0, at most 1)");
+ABSL_FLAG(std::string, tenant_header, "x-vin-tenant",
+          "the metadata (and HTTP) header naming a caller's tenant when its "
+          "client certificate does not");
+ABSL_FLAG(int, max_tenants, 100,
+          "tenants named in metrics; the rest share the label \"other\"");
 ABSL_FLAG(int, breaker_failures, 5,
           "upstream requests failed in a row (unreachable or broken vPIC) "
           "that open the circuit breaker (0: no breaker)");
@@ -241,6 +260,30 @@ absl::StatusOr<server::ServerOptions> OptionsFromFlags() {
   options.cache_disk_max_bytes = absl::GetFlag(FLAGS_cache_disk_max_bytes);
   e.max_waiters = static_cast<size_t>(
       std::max<int64_t>(1, absl::GetFlag(FLAGS_max_pending)));
+  e.share.bulk_min_share = absl::GetFlag(FLAGS_bulk_min_share);
+  if (!(e.share.bulk_min_share >= 0 && e.share.bulk_min_share <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--bulk_min_share must be between 0 and 1, got ",
+        e.share.bulk_min_share));
+  }
+  e.bulk_peak_share = absl::GetFlag(FLAGS_bulk_peak_share);
+  if (!(e.bulk_peak_share > 0 && e.bulk_peak_share <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--bulk_peak_share must be above 0 and at most 1, got ",
+        e.bulk_peak_share));
+  }
+  auto weights = server::ParseTenantWeights(absl::GetFlag(FLAGS_tenant_weights));
+  if (!weights.ok()) return weights.status();
+  e.share.tenant_weights = *std::move(weights);
+  auto peak = upstream::PeakHours::Parse(absl::GetFlag(FLAGS_peak_hours));
+  if (!peak.ok()) return peak.status();
+  e.peak_hours = *std::move(peak);
+  options.tenant_header = absl::AsciiStrToLower(absl::GetFlag(FLAGS_tenant_header));
+  if (options.tenant_header.empty()) {
+    return absl::InvalidArgumentError("--tenant_header cannot be empty");
+  }
+  options.http.tenant_header = options.tenant_header;
+  options.max_tenants = std::max(1, absl::GetFlag(FLAGS_max_tenants));
   if (!ParseSourcePreference(absl::GetFlag(FLAGS_source_preference),
                              &e.default_source)) {
     return absl::InvalidArgumentError(absl::StrCat(

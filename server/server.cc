@@ -92,7 +92,8 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   s->engine_ = *std::move(engine);
   if (absl::Status st = CheckCallLimits(options); !st.ok()) return st;
   s->decode_ = std::make_unique<DecodeService>(
-      s->engine_.get(), options.batch_window, s->metrics_.get());
+      s->engine_.get(), options.batch_window, s->metrics_.get(),
+      options.tenant_header);
   if (!options.metrics_listen.empty()) {
     if (absl::Status st = s->StartMetricsExporter(options); !st.ok()) {
       return st;

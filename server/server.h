@@ -81,6 +81,10 @@ struct ServerOptions {
   // The HTTP gateway (vPIC's paths and our JSON API; DESIGN "HTTP"): off
   // while `http.listen` is "".
   http::GatewayOptions http;
+  // Rule 17: the metadata header naming a caller's tenant (lower case;
+  // the gateway has its own copy in `http`), and the tenants metrics name.
+  std::string tenant_header = "x-vin-tenant";
+  int max_tenants = 100;
 };
 
 class VinServer {

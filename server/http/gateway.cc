@@ -31,6 +31,7 @@
 #include "server/http/vpic_shape.h"
 #include "server/proto_mapping.h"
 #include "server/status_mapping.h"
+#include "server/tenant.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -586,6 +587,13 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       timeout = std::min(timeout, asked);
     }
+    // Rule 17: who asks (the tenant header), and how urgent: a single VIN
+    // is interactive, vPIC's batch form and our NDJSON stream bulk (unless
+    // the request says otherwise).
+    tenant_ = std::string(domain::kDefaultTenant);
+    if (auto t = request_.find(options().tenant_header); t != request_.end()) {
+      tenant_ = TenantFromHeader(std::string(t->value()));
+    }
     switch (route_.kind) {
       case Route::Kind::kVpicValues:
       case Route::Kind::kVpicVariables: {
@@ -593,6 +601,7 @@ class Session : public std::enable_shared_from_this<Session> {
         r.vin = route_.vin;
         r.model_year = route_.model_year;
         r.timeout = timeout;
+        r.tenant = tenant_;
         mode_ = route_.kind == Route::Kind::kVpicValues ? Mode::kValues
                                                         : Mode::kVariables;
         return Submit({r});
@@ -620,6 +629,8 @@ class Session : public std::enable_shared_from_this<Session> {
           r.vin = e.vin;
           r.model_year = e.model_year;
           r.timeout = timeout;
+          r.priority = domain::Priority::kBulk;
+          r.tenant = tenant_;
           requests.push_back(std::move(r));
         }
         mode_ = Mode::kBatch;
@@ -640,6 +651,8 @@ class Session : public std::enable_shared_from_this<Session> {
             FromProto(req.vin(), req.model_year(), req.check_digit_policy(),
                       req.source_preference());
         r.timeout = timeout;
+        r.priority = PriorityOf(req.priority(), domain::Priority::kInteractive);
+        r.tenant = tenant_;
         mode_ = Mode::kDecode;
         return Submit({r});
       }
@@ -688,6 +701,8 @@ class Session : public std::enable_shared_from_this<Session> {
                                  req.check_digit_policy(), req.source_preference());
         item.request.timeout = timeout;
         item.request.stagger = true;
+        item.request.priority = PriorityOf(req.priority(), domain::Priority::kBulk);
+        item.request.tenant = tenant_;
         if (req.request_id().size() > domain::kMaxRequestIdBytes) {
           item.invalid = domain::FailureOf(
               engine::FailureReason::kInvalidRequest,
@@ -1075,6 +1090,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Request request_;
   Route route_;
   std::string origin_;  // the request's Origin header, "" when none
+  std::string tenant_;  // the request's tenant (rule 17)
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool head_only_ = false;

@@ -46,6 +46,8 @@ struct GatewayOptions {
   absl::Duration body_timeout = absl::Seconds(30);
   int max_connections_per_client = 256;
   int threads = 2;
+  // Rule 17: the header naming a caller's tenant (case-insensitive).
+  std::string tenant_header = "x-vin-tenant";
   // Origins of browser pages on other origins that may call (CORS,
   // --http_cors_origins); "*" allows any. None by default.
   std::vector<std::string> cors_origins;
