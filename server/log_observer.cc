@@ -32,7 +32,9 @@ void LogObserver::OnFlightFinished(const engine::FlightSummary& s) {
       {"outcome", s.outcome},
       {"attempts", s.attempts},
       {"latency_ms", absl::ToDoubleMilliseconds(s.latency)},
-      {"waiters", s.waiters}};
+      {"waiters", s.waiters},
+      {"tenant", s.tenant},
+      {"priority", s.priority}};
   if (!callers.empty()) fields.push_back(Field::Objects("callers", callers));
   if (s.waiters > s.callers.size()) {
     fields.push_back({"more_callers", s.waiters - s.callers.size()});

@@ -11,6 +11,7 @@
 #include <prometheus/text_serializer.h>
 
 #include "absl/strings/str_cat.h"
+#include "domain/priority.h"
 
 namespace server {
 namespace {
@@ -132,6 +133,38 @@ void AddUpstream(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
   AddCounter(out, "vin_upstream_vins_total",
              "VINs carried by the requests sent to vPIC, batch or not.",
              m.upstream_vins);
+  {
+    // Rule 17: who the VINs sent were for, and how long flights waited.
+    MetricFamily by_tenant = Family(
+        "vin_upstream_tenant_vins_total",
+        "VINs sent to vPIC by tenant (beyond --max_tenants: \"other\") and "
+        "priority.",
+        MetricType::Counter);
+    for (const auto& row : m.upstream_tenant_vins.Read()) {
+      for (int p = 0; p < 2; ++p) {
+        by_tenant.metric.push_back(Sample(
+            static_cast<double>(row.vins[p]), MetricType::Counter,
+            {{"tenant", row.tenant},
+             {"priority", domain::PriorityLabel(static_cast<domain::Priority>(p))}}));
+      }
+    }
+    out->push_back(std::move(by_tenant));
+    MetricFamily wait = Family(
+        "vin_upstream_wait_seconds",
+        "How long a flight waited at the upstream queue (for a token, its "
+        "turn, or bulk's share) before its request started, by priority.",
+        MetricType::Histogram);
+    for (int p = 0; p < 2; ++p) {
+      wait.metric.push_back(HistogramSample(
+          m.upstream_wait[p],
+          {{"priority", domain::PriorityLabel(static_cast<domain::Priority>(p))}}));
+    }
+    out->push_back(std::move(wait));
+    AddGauge(out, "vin_upstream_bulk_share",
+             "The share of the rate bulk work may use now: --bulk_peak_share "
+             "during --peak_hours, else 1.",
+             m.upstream_bulk_share.value());
+  }
   AddCounter(out, "vin_upstream_retries_total",
              "Attempts after a decode's first, sent to vPIC.",
              m.upstream_retries);

@@ -59,6 +59,8 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (!credentials.ok()) return credentials.status();
   std::unique_ptr<VinServer> s(new VinServer());
   s->metrics_ = std::make_unique<metrics::ServiceMetrics>();
+  s->metrics_->upstream_tenant_vins.SetMaxTenants(
+      static_cast<size_t>(std::max(1, options.max_tenants)));
   s->health_ = std::make_unique<HealthService>(options.snapshot_max_age);
   s->LoadSnapshot(options.snapshot_path);
   options.engine.snapshots = s->snapshots_.get();

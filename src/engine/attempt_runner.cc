@@ -217,6 +217,7 @@ AttemptRunner::Seq AttemptRunner::Enqueue(Ticket ticket, Seq place) {
   const absl::Time now = clock_->Now();
   const upstream::Breaker::Permit permit = breaker_.Ask(now);
   if (permit == upstream::Breaker::Permit::kRefused) return 0;
+  ticket.queued_at = now;
   const Seq seq = gate_.Enqueue(ticket, place);
   if (permit == upstream::Breaker::Permit::kProbe) {
     NoteBreaker(upstream::Breaker::Transition{upstream::BreakerState::kOpen,
@@ -264,6 +265,7 @@ std::vector<std::pair<AttemptRunner::Ticket, absl::Time>> AttemptRunner::Queued(
 }
 
 void AttemptRunner::StartReady() {
+  metrics_->upstream_bulk_share.Set(Peak() ? options_.bulk_peak_share : 1.0);
   if (probe_claim_ != 0) return;  // the probe waits for the fleet's word
   const size_t limit = static_cast<size_t>(options_.max_concurrency);
   while (transport_->active() < limit) {
@@ -295,6 +297,25 @@ void AttemptRunner::Start(std::vector<Ticket> tickets) {
     req.flights.push_back(std::move(t));
   }
   if (req.flights.empty()) return;
+  // Rule 17's metrics: each flight's wait, the VINs by tenant.
+  {
+    const absl::Time now = clock_->Now();
+    const std::string* tenant = nullptr;
+    uint64_t run = 0;
+    int run_priority = 0;
+    for (const Ticket& t : req.flights) {
+      const int p = static_cast<int>(t.priority);
+      metrics_->upstream_wait[p].Observe(now - t.queued_at);
+      if (tenant != nullptr && (*tenant != t.tenant || run_priority != p)) {
+        metrics_->upstream_tenant_vins.Add(*tenant, run_priority, run);
+        run = 0;
+      }
+      tenant = &t.tenant;
+      run_priority = p;
+      ++run;
+    }
+    metrics_->upstream_tenant_vins.Add(*tenant, run_priority, run);
+  }
   req.live = req.flights.size();
   req.batch = req.flights.size() > 1;
   req.started = clock_->Now();

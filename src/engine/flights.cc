@@ -250,6 +250,8 @@ void Engine::Summarise(const Flight* f, bool ok, std::string outcome,
   s.attempts = f->state.attempts;
   s.latency = clock_->Now() - f->state.started;
   s.waiters = waiters;
+  s.tenant = f->state.tenant;
+  s.priority = domain::PriorityLabel(f->state.priority);
   constexpr size_t kCallersLogged = 3;
   for (const auto& [id, w] : f->waiters) {
     if (s.callers.size() == kCallersLogged) break;

@@ -90,6 +90,9 @@ struct FlightSummary {
   absl::Duration latency;  // from the flight's start to its end
   size_t waiters = 0;      // callers that received this outcome
   std::vector<CallerInfo> callers;  // the first few of them
+  // Rule 17: the tenant and priority the flight counted for.
+  std::string tenant;
+  const char* priority = "interactive";
 };
 
 // The circuit breaker in front of vPIC changed state (DESIGN rule 13).

@@ -66,6 +66,33 @@ const char* Name(Reason r) {
   return kNames[I(r)];
 }
 
+void ServiceMetrics::TenantVins::Add(const std::string& tenant, int priority,
+                                     uint64_t n) {
+  if (priority < 0 || priority > 1 || n == 0) return;
+  absl::MutexLock lock(&mu_);
+  for (Row& r : rows_) {
+    if (r.tenant == tenant) {
+      r.vins[priority] += n;
+      return;
+    }
+  }
+  const std::string label = rows_.size() < max_ ? tenant : "other";
+  for (Row& r : rows_) {
+    if (r.tenant == label) {
+      r.vins[priority] += n;
+      return;
+    }
+  }
+  rows_.push_back(Row{label, {0, 0}});
+  rows_.back().vins[priority] += n;
+}
+
+std::vector<ServiceMetrics::TenantVins::Row> ServiceMetrics::TenantVins::Read()
+    const {
+  absl::MutexLock lock(&mu_);
+  return rows_;
+}
+
 void ServiceMetrics::SetSnapshot(std::string sha256, std::string data_date) {
   absl::MutexLock lock(&snapshot_mu_);
   snapshot_loaded_ = true;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -125,6 +126,33 @@ struct ServiceMetrics {
   Gauge waiting_for_rate;   // flights queued for a token (or a slot)
   Gauge scheduler_pending;  // timers: retries, staggers, deadlines
   Gauge redis_up;           // fleet mode: 1 while Redis answers
+
+  // Rule 17: the wait of a flight at the upstream queue before its request
+  // started, by priority (0 interactive, 1 bulk); the share of the rate
+  // bulk work may use now (its peak-hour share, or 1); VINs sent by tenant
+  // and priority (below).
+  Histogram upstream_wait[2];
+  Gauge upstream_bulk_share;
+  class TenantVins {
+   public:
+    // Tenants beyond `max` share the label "other".
+    void SetMaxTenants(size_t max) {
+      absl::MutexLock lock(&mu_);
+      max_ = max;
+    }
+    void Add(const std::string& tenant, int priority, uint64_t n);
+    struct Row {
+      std::string tenant;
+      uint64_t vins[2] = {0, 0};
+    };
+    std::vector<Row> Read() const;
+
+   private:
+    mutable absl::Mutex mu_;
+    size_t max_ ABSL_GUARDED_BY(mu_) = 100;
+    std::vector<Row> rows_ ABSL_GUARDED_BY(mu_);  // few: a scan is cheapest
+  };
+  TenantVins upstream_tenant_vins;
 
   // The loaded snapshot's labels (vin_snapshot_info); set on load and
   // reload, read by scrapes, never by the decode path.

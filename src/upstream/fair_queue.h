@@ -20,6 +20,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/time/time.h"
 #include "coalesce/flight_table.h"
 #include "domain/priority.h"
 
@@ -40,6 +41,7 @@ class FairQueue {
     uint64_t flight_id = 0;
     domain::Priority priority = domain::Priority::kInteractive;
     std::string tenant{domain::kDefaultTenant};
+    absl::Time queued_at;  // when it entered the queue (for its wait)
   };
 
   explicit FairQueue(FairShareOptions options);
