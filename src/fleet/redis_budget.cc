@@ -21,6 +21,10 @@ using budget_scripts::kTake;
 constexpr absl::Duration kRetryShared = absl::Seconds(1);
 
 
+// Rule 17: tokens of the shared bucket that bulk work alone leaves for
+// interactive requests (of any replica), when the burst has room for them.
+constexpr int kInteractiveReserve = 1;
+
 // Retries a replica keeps in stock: enough for a burst of failures between
 // two answers of Redis, few enough not to hold the fleet's budget idle.
 constexpr size_t kRetryStock = 2;
@@ -77,21 +81,24 @@ std::string RedisBudget::FleetNow() const {
   return absl::StrCat(absl::ToUnixMillis(fleet_clock_()));
 }
 
-void RedisBudget::Ask(bool take) {
+void RedisBudget::Ask(bool take, const Purpose& purpose) {
   asking_ = true;
   const int successes = successes_;
   successes_ = 0;
+  const bool bulk = take && purpose.bulk;
   client_->Command(
       {"EVAL", kTake, "1", key_, Num(options_.rate_per_minute),
        Num(options_.burst), absl::StrCat(successes), take ? "1" : "0",
-       FleetNow()},
-      OnLoop([this, successes, take](RedisClient::Reply r) {
+       FleetNow(), bulk ? "1" : "0", absl::StrCat(kInteractiveReserve),
+       Num(bulk && purpose.peak ? purpose.peak_share : 1.0)},
+      OnLoop([this, successes, take, bulk](RedisClient::Reply r) {
         if (!r.ok()) successes_ += successes;  // told next time
-        OnAnswer(r, take);
+        OnAnswer(r, take, bulk);
       }));
 }
 
-void RedisBudget::OnAnswer(const RedisClient::Reply& reply, bool take) {
+void RedisBudget::OnAnswer(const RedisClient::Reply& reply, bool take,
+                           bool bulk) {
   asking_ = false;
   const absl::Time now = now_();
   if (!reply.ok() || reply->type != RedisValue::Type::kArray ||
@@ -103,9 +110,15 @@ void RedisBudget::OnAnswer(const RedisClient::Reply& reply, bool take) {
   shared_ = true;
   const auto& e = reply->elements;
   if (take) {
-    if (e[0].integer > 0) ++granted_;
-    next_ask_ = e[0].integer > 0 ? absl::InfinitePast()
-                                 : now + absl::Milliseconds(e[1].integer);
+    if (e[0].integer > 0) {
+      ++granted_;
+      next_ask_ = next_ask_bulk_ = absl::InfinitePast();
+    } else {
+      // A bulk refusal says nothing of an interactive request, which may
+      // take the reserve: it asks at once.
+      next_ask_bulk_ = now + absl::Milliseconds(e[1].integer);
+      if (!bulk) next_ask_ = next_ask_bulk_;
+    }
   }
   if (e[2].integer > 0) {
     shared_paused_until_ = std::max(shared_paused_until_,
@@ -212,6 +225,10 @@ void RedisBudget::TopUpRetries(absl::Time now) {
 }
 
 bool RedisBudget::TryAcquire(absl::Time now) {
+  return TryAcquire(now, Purpose{});
+}
+
+bool RedisBudget::TryAcquire(absl::Time now, const Purpose& purpose) {
   TopUpRetries(now);  // room for retries may have come back
   if (!shared()) {
     // On the local bucket; Redis is asked again from time to time, and
@@ -227,20 +244,31 @@ bool RedisBudget::TryAcquire(absl::Time now) {
     --granted_;
     return true;
   }
-  if (!asking_ && now >= next_ask_) Ask(true);
+  if (!asking_ && now >= (purpose.bulk ? next_ask_bulk_ : next_ask_)) {
+    Ask(true, purpose);
+  }
   return false;
 }
 
 absl::Time RedisBudget::StartOfRequest(absl::Time now, double n) const {
+  return StartOfRequest(now, n, Purpose{});
+}
+
+absl::Time RedisBudget::StartOfRequest(absl::Time now, double n,
+                                       const Purpose& purpose) const {
   if (!shared()) return local_.StartOfRequest(now, n);
   if (granted_ >= n) return now;
   absl::Time first =
-      std::max({now, shared_paused_until_, local_.PausedUntil(), next_ask_});
+      std::max({now, shared_paused_until_, local_.PausedUntil(),
+                purpose.bulk ? next_ask_bulk_ : next_ask_});
   // The answer to the ask in flight wakes the loop; until then, a moment.
   if (asking_) first = std::max(first, now + absl::Milliseconds(50));
   const double rest = n - 1 - granted_;
   if (rest <= 0 || shared_rate_ <= 0) return first;
-  return first + absl::Seconds(rest * 60 / shared_rate_);
+  const double rate = purpose.bulk && purpose.peak
+                          ? shared_rate_ * std::max(1e-9, purpose.peak_share)
+                          : shared_rate_;
+  return first + absl::Seconds(rest * 60 / rate);
 }
 
 bool RedisBudget::OnPushback(absl::Time now, absl::Duration pause) {

@@ -65,6 +65,13 @@ class RedisBudget final : public upstream::UpstreamBudget {
   ~RedisBudget() override;
 
   bool TryAcquire(absl::Time now) override;
+  // Rule 17: a bulk request leaves the fleet's interactive reserve (one
+  // token, while the burst allows one) and, during peak hours, uses at
+  // most its share of the rate, in the shared script.
+  bool TryAcquire(absl::Time now, const Purpose& purpose) override;
+  bool LimitsBulk() const override { return shared(); }
+  absl::Time StartOfRequest(absl::Time now, double n,
+                            const Purpose& purpose) const override;
   absl::Time StartOfRequest(absl::Time now, double n) const override;
   void RecordFirstAttempts(absl::Time now, int64_t n) override;
   bool TryRetry(absl::Time now) override;
@@ -90,9 +97,10 @@ class RedisBudget final : public upstream::UpstreamBudget {
     absl::Time expires;  // when that slot leaves the window (engine's clock)
   };
 
-  void Ask(bool take);
-  // `take`: the ask was for a token (else only for the successes).
-  void OnAnswer(const RedisClient::Reply& reply, bool take);
+  void Ask(bool take, const Purpose& purpose = {});
+  // `take`: the ask was for a token (else only for the successes), for
+  // bulk work alone when `bulk`.
+  void OnAnswer(const RedisClient::Reply& reply, bool take, bool bulk);
   // A reply callback that runs `fn`, unless the budget is gone by then.
   RedisClient::Callback OnLoop(std::function<void(RedisClient::Reply)> fn);
   // The fleet clock's time for a script ("" for Redis's own).
@@ -117,7 +125,11 @@ class RedisBudget final : public upstream::UpstreamBudget {
   bool shared_ = true;           // until Redis fails to answer
   int granted_ = 0;              // tokens Redis gave that are not used yet
   bool asking_ = false;
+  // When to ask again after a refusal: an interactive request at
+  // next_ask_, bulk alone at next_ask_bulk_ (refused also for the reserve
+  // and its peak-hour share).
   absl::Time next_ask_ = absl::InfinitePast();
+  absl::Time next_ask_bulk_ = absl::InfinitePast();
   absl::Time shared_paused_until_ = absl::InfinitePast();
   double shared_rate_;
   // When the shared rate was last raised (or the pause ends), as Redis

@@ -20,20 +20,35 @@ namespace budget_scripts {
 // then takes one token if asked to and it can (as upstream::TokenBucket
 // does). ARGV: configured rate per minute (<= 0 unlimited), burst,
 // successes since the replica's last ask, 1 to take a token (0: only the
-// successes), the time. Returns {granted 0/1, ms until the next token, ms
-// left of a pause, effective rate, ms from now to the last raise}.
+// successes), the time, and (rule 17) 1 when the request is bulk work
+// alone, the tokens kept in reserve for interactive requests, and bulk's
+// share of the rate now (1 outside peak hours). A bulk request takes a
+// token only while more than the reserve is left, and during peak hours
+// also one of bulk's own bucket (bt, bts: at the share of the rate, burst
+// 1). Returns {granted 0/1, ms until the next token, ms left of a pause,
+// effective rate, ms from now to the last raise}.
 const char kTake[] = VIN_FLEET_NOW(5) R"lua(
 local conf = tonumber(ARGV[1])
 local burst = math.max(1, tonumber(ARGV[2]))
 local succ = tonumber(ARGV[3])
 local take = tonumber(ARGV[4])
-local h = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'rate', 'paused', 'raised')
+local bulk = tonumber(ARGV[6]) or 0
+local reserve = math.min(tonumber(ARGV[7]) or 0, burst - 1)
+local share = tonumber(ARGV[8]) or 1
+local h = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'rate', 'paused', 'raised',
+                     'bt', 'bts')
 local tokens = tonumber(h[1]) or burst
 local ts = tonumber(h[2]) or now
 local rate = tonumber(h[3]) or conf
 local paused = tonumber(h[4]) or 0
 local raised = tonumber(h[5]) or 0
+local bt = tonumber(h[6]) or 1
+local bts = tonumber(h[7]) or now
 if conf > 0 and rate > conf then rate = conf end
+if conf > 0 and now > bts then
+  if share < 1 then bt = math.min(1, bt + (now - bts) * rate * share / 60000) end
+  bts = now
+end
 if conf > 0 and now > ts then
   tokens = math.min(burst, tokens + (now - ts) * rate / 60000)
   ts = now
@@ -49,15 +64,26 @@ if take > 0 then
     wait = paused - now
   elseif conf <= 0 then
     granted = 1
-  elseif tokens >= 1 - 1e-6 then
-    tokens = math.max(0, tokens - 1)
-    granted = 1
   else
-    wait = math.ceil((1 - tokens) * 60000 / rate)
+    local need = 1
+    if bulk > 0 then need = 1 + reserve end
+    local shaped = bulk > 0 and share < 1
+    if tokens >= need - 1e-6 and (not shaped or bt >= 1 - 1e-6) then
+      tokens = math.max(0, tokens - 1)
+      if shaped then bt = math.max(0, bt - 1) end
+      granted = 1
+    else
+      wait = math.ceil(math.max(0, need - tokens) * 60000 / rate)
+      if shaped then
+        wait = math.max(wait, math.ceil(math.max(0, 1 - bt) * 60000 / (rate * share)))
+      end
+      wait = math.max(1, wait)
+    end
   end
 end
 redis.call('HSET', KEYS[1], 'tokens', fmt(tokens), 'ts', fmt(ts),
-           'rate', fmt(rate), 'paused', fmt(paused), 'raised', fmt(raised))
+           'rate', fmt(rate), 'paused', fmt(paused), 'raised', fmt(raised),
+           'bt', fmt(bt), 'bts', fmt(bts))
 redis.call('PEXPIRE', KEYS[1], 3600000)
 return {granted, wait, math.max(0, paused - now), fmt(rate), raised - now})lua";
 

@@ -34,6 +34,24 @@ class UpstreamBudget {
   // Takes the token of one upstream request (a single decode or a batch)
   // if the rate and any pause allow it at `now`.
   virtual bool TryAcquire(absl::Time now) = 0;
+
+  // Rule 17: what the request is for, for a budget that a fleet shares
+  // (in one process the gate's queue does this itself): a request of bulk
+  // work alone leaves the interactive reserve, and during peak hours uses
+  // at most `peak_share` of the rate.
+  struct Purpose {
+    bool bulk = false;
+    bool peak = false;
+    double peak_share = 1.0;
+  };
+  virtual bool TryAcquire(absl::Time now, const Purpose&) { return TryAcquire(now); }
+  virtual absl::Time StartOfRequest(absl::Time now, double n,
+                                    const Purpose&) const {
+    return StartOfRequest(now, n);
+  }
+  // Whether this budget holds bulk to its peak-hour share itself (the
+  // fleet's, while shared); otherwise the gate does.
+  virtual bool LimitsBulk() const { return false; }
   // When the n-th request from now (n >= 1) could start, if nothing else
   // takes tokens meanwhile.
   virtual absl::Time StartOfRequest(absl::Time now, double n) const = 0;

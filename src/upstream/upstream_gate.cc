@@ -36,7 +36,7 @@ void UpstreamGate::FollowRate(absl::Time now) const {
 }
 
 bool UpstreamGate::BulkMayGo(absl::Time now, bool peak) const {
-  if (!peak || bulk_peak_share_ >= 1) return true;
+  if (!peak || bulk_peak_share_ >= 1 || budget_->LimitsBulk()) return true;
   FollowRate(now);
   // (Due within a microsecond counts as there: the loop's poll wakes on
   // millisecond boundaries.)
@@ -47,9 +47,10 @@ std::vector<UpstreamGate::Ticket> UpstreamGate::Take(absl::Time now, bool peak) 
   if (queue_.waiting() == 0) return {};
   const bool bulk_ok = BulkMayGo(now, peak);
   if (queue_.waiting(domain::Priority::kInteractive) == 0 && !bulk_ok) return {};
-  if (!budget_->TryAcquire(now)) return {};
+  const bool bulk_alone = queue_.waiting(domain::Priority::kInteractive) == 0;
+  if (!budget_->TryAcquire(now, {bulk_alone, peak, bulk_peak_share_})) return {};
   std::vector<Ticket> out = queue_.Pick(static_cast<size_t>(batch_max_), bulk_ok);
-  if (peak && bulk_peak_share_ < 1) {
+  if (peak && bulk_peak_share_ < 1 && !budget_->LimitsBulk()) {
     // Bulk pays for the part of a full request it took.
     size_t bulk = 0;
     for (const Ticket& t : out) bulk += t.priority == domain::Priority::kBulk;
@@ -60,10 +61,10 @@ std::vector<UpstreamGate::Ticket> UpstreamGate::Take(absl::Time now, bool peak) 
 
 absl::optional<absl::Time> UpstreamGate::NextStart(absl::Time now, bool peak) const {
   if (queue_.waiting() == 0) return absl::nullopt;
-  const absl::Time start = budget_->StartOfRequest(now, 1);
-  if (queue_.waiting(domain::Priority::kInteractive) > 0 || BulkMayGo(now, peak)) {
-    return start;
-  }
+  const bool bulk_alone = queue_.waiting(domain::Priority::kInteractive) == 0;
+  const absl::Time start =
+      budget_->StartOfRequest(now, 1, {bulk_alone, peak, bulk_peak_share_});
+  if (!bulk_alone || BulkMayGo(now, peak)) return start;
   return std::max(start, bulk_.TimeOfToken(now, 1));
 }
 
@@ -82,9 +83,10 @@ absl::Time UpstreamGate::EstimatedStart(Seq seq, absl::Time now, bool peak,
     per_request = std::max(1.0, std::floor(batch_max_ *
                                            queue_.InteractiveShareWhileBulkWaits()));
   }
-  absl::Time start =
-      budget_->StartOfRequest(now, std::floor(ahead / per_request) + 1);
-  if (p == domain::Priority::kBulk && peak && bulk_peak_share_ < 1) {
+  const bool bulk = p == domain::Priority::kBulk;
+  absl::Time start = budget_->StartOfRequest(
+      now, std::floor(ahead / per_request) + 1, {bulk, peak, bulk_peak_share_});
+  if (bulk && peak && bulk_peak_share_ < 1 && !budget_->LimitsBulk()) {
     FollowRate(now);
     if (!bulk_.unlimited()) {
       const double bulk_ahead = std::max(

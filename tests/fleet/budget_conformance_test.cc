@@ -235,5 +235,62 @@ INSTANTIATE_TEST_SUITE_P(Table, UpstreamBudgetConformance,
                                           testing::ValuesIn(Cases())),
                          Name);
 
+// Rule 17 in the fleet's budget (Redis only: in one process the gate's
+// queue puts interactive requests first itself). A request of bulk work
+// alone leaves one token for interactive requests of any replica, and at
+// peak hours takes one of bulk's own bucket too, at its share of the rate.
+class RedisBudgetShares : public UpstreamBudgetConformance {};
+
+TEST_F(RedisBudgetShares, BulkLeavesTheInteractiveReserveAndKeepsToItsPeakShare) {
+  ASSERT_EQ(start_error_, nullptr) << *start_error_;
+  using Purpose = upstream::UpstreamBudget::Purpose;
+  const Purpose bulk{true, false, 1.0}, interactive{false, false, 1.0};
+  const absl::Time t0 = absl::UnixEpoch() + absl::Hours(1);
+  absl::Time now = t0;
+  upstream::BudgetOptions o;
+  o.rate_per_minute = 600;  // a token every 100 ms
+  o.burst = 3;
+  RedisSubject redis(redis_->port(), "shares:reserve", o, &now);
+  ASSERT_TRUE(redis.connected());
+  redis.Settle();
+  upstream::UpstreamBudget& b = redis.budget();
+  const auto acquire = [&](const Purpose& p) {
+    if (b.TryAcquire(now, p)) return true;
+    if (!redis.Asked()) return false;
+    redis.Settle();
+    return b.TryAcquire(now, p);
+  };
+  EXPECT_TRUE(acquire(bulk));
+  EXPECT_TRUE(acquire(bulk));
+  EXPECT_FALSE(acquire(bulk)) << "the last token is the reserve";
+  EXPECT_TRUE(acquire(interactive)) << "an interactive request takes it at once";
+  EXPECT_FALSE(acquire(interactive));
+  now += absl::Milliseconds(100);
+  EXPECT_FALSE(acquire(bulk)) << "one token: the reserve again";
+  EXPECT_TRUE(acquire(interactive));
+
+  // At peak hours, bulk alone: half the rate over 10 s; interactive: all.
+  for (double share : {0.5, 1.0}) {
+    SCOPED_TRACE(share);
+    RedisSubject peak(redis_->port(), absl::StrCat("shares:peak", share), o, &now);
+    ASSERT_TRUE(peak.connected());
+    peak.Settle();
+    upstream::UpstreamBudget& pb = peak.budget();
+    const Purpose p{true, true, share};
+    int granted = 0;
+    const absl::Time from = now;
+    for (; now < from + absl::Seconds(10); now += absl::Milliseconds(10)) {
+      bool ok = pb.TryAcquire(now, p);
+      if (!ok && peak.Asked()) {
+        peak.Settle();
+        ok = pb.TryAcquire(now, p);
+      }
+      granted += ok;
+    }
+    // 5 or 10 a second, the burst's first tokens less the reserve.
+    EXPECT_NEAR(granted, share * 100 + (share < 1 ? 0 : 2), 3);
+  }
+}
+
 }  // namespace
 }  // namespace budget_conformance

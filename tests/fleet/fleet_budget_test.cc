@@ -9,6 +9,7 @@
 #include "fake_vpic/fake_vpic.h"
 #include "fleet_test_fixture.h"
 #include "gtest/gtest.h"
+#include "testing/batch_session.h"
 #include "testing/redis_probe.h"
 #include "testing/request_log.h"
 #include "testing/vin_gen.h"
@@ -138,6 +139,57 @@ TEST_F(FleetTest, AnOutageCostsTheFleetAtMostATenthMoreThanWasAsked) {
   EXPECT_EQ(firsts, kVins) << "every replica's first attempts are counted there";
   EXPECT_GT(retried, 0u);
   EXPECT_LE(static_cast<long long>(retried), granted);
+}
+
+}  // namespace
+}  // namespace fleet_test
+
+namespace fleet_test {
+namespace {
+
+// Rule 17 across replicas: a bulk feed on replica A cannot delay an
+// interactive call on replica B: the shared bucket keeps a token for
+// interactive requests, so each of B's calls goes in one of the first two
+// upstream requests of the fleet after it is asked (two token intervals).
+TEST_F(FleetTest, ABulkFeedOnOneReplicaDoesNotDelayInteractiveCallsOnAnother) {
+  server::ServerOptions o = Defaults();
+  o.engine.budget.rate_per_minute = 600;  // for the fleet: 10 a second
+  o.engine.budget.burst = 10;
+  o.engine.upstream_batch_max = 50;
+  o.fleet.timeout = absl::Seconds(10);  // the shared bucket, not fallbacks
+  StartReplicas(o);
+  std::vector<vin::v1::DecodeBatchRequest> feed(3000);
+  for (size_t i = 0; i < feed.size(); ++i) {
+    feed[i].set_vin(testing_util::ValidVin(20000 + i));
+  }
+  std::thread feeder([&] {
+    testing_util::BatchOutcome out = testing_util::RunBatch(stubs_[0].get(), feed);
+    EXPECT_TRUE(out.status.ok()) << out.status.error_message();
+  });
+  ASSERT_TRUE(fake_->WaitForRequests(15, absl::Seconds(30)))
+      << "the feed's backlog has formed and the burst is spent";
+  std::vector<std::pair<std::string, absl::Time>> calls;
+  for (int k = 0; k < 5; ++k) {
+    const std::string vin = testing_util::ValidVin(800000 + k);
+    vin::v1::DecodeResponse resp;
+    const absl::Time asked = absl::Now();
+    ASSERT_TRUE(Decode(1, vin, &resp).ok());
+    calls.emplace_back(vin, asked);
+  }
+  feeder.join();
+  const std::vector<fakevpic::RequestRecord> log = fake_->Requests();
+  for (const auto& [vin, asked] : calls) {
+    int after = 0;
+    bool found = false;
+    for (const auto& r : log) {
+      if (r.time < asked) continue;
+      ++after;
+      found |= r.vin == vin;
+      for (const auto& [v, year] : r.batch) found |= v == vin;
+      if (found || after == 2) break;
+    }
+    EXPECT_TRUE(found) << vin << " was not in the first two requests after it was asked";
+  }
 }
 
 }  // namespace
