@@ -102,7 +102,7 @@ class FairShareTest : public ManualEngineTest {
         Refill(f);
         all &= f.finished != absl::InfiniteFuture();
       }
-      if (all) return;
+      if (all && !feeds.empty()) return;
       upstream_->ReplyAll([this](vpic::UpstreamClient::RequestId id) {
         return upstream_->Ok(id);
       });
@@ -293,6 +293,57 @@ TEST_F(FairShareTest, BulkUsesHalfTheRateDuringNhtsasPeakHoursOnly) {
     EXPECT_NEAR(RequestsIn(t0_, t0_ + absl::Seconds(10)), c.requests_first_10s, 2);
     EXPECT_NEAR(RequestsIn(t0_ + absl::Seconds(10), t0_ + absl::Seconds(20)),
                 c.requests_next_10s, 2);
+    Stop();
+  }
+}
+
+// QUEUED tells each caller honestly how long its flight will wait in the
+// new order: an interactive flight ahead of a bulk backlog is not waiting
+// for the rate; a bulk flight behind it is, about as long as it then
+// waits; at peak hours, about twice as long (bulk at half the rate).
+TEST_F(FairShareTest, QueuedSaysHowLongEachWaitsInTheFairOrder) {
+  for (bool peak : {false, true}) {
+    SCOPED_TRACE(peak);
+    StartAt(absl::CivilSecond(2026, 12, 1, 10, 0, 0));  // a Tuesday morning
+    EngineOptions o = Options();
+    if (peak) {
+      auto p = upstream::PeakHours::Parse("Mon-Fri 06:00-18:00 America/New_York");
+      ASSERT_TRUE(p.ok());
+      o.peak_hours = *p;
+    }
+    Make(o);
+    std::vector<Feed> none;
+    std::vector<std::unique_ptr<Counted>> callers;
+    int ended = 0;
+    for (int i = 0; i < 1000; ++i) {  // a backlog: 20 requests
+      DecodeRequest r;
+      r.vin = ValidVin(7000000 + i);
+      r.priority = Priority::kBulk;
+      callers.push_back(std::make_unique<Counted>(&ended));
+      ASSERT_TRUE(engine_->Submit(r, callers.back().get()).ok());
+    }
+    Turn();
+    DecodeRequest person;
+    person.vin = ValidVin(8000000);
+    testing_util::RecordingListener* p = Submit(person);
+    DecodeRequest late;
+    late.vin = ValidVin(8000001);
+    late.priority = Priority::kBulk;
+    testing_util::RecordingListener* l = Submit(late);
+    Turn();
+    ASSERT_FALSE(p->events().empty());
+    EXPECT_FALSE(p->events().front().queued.waiting_for_rate)
+        << "the person's flight goes with the next token";
+    ASSERT_FALSE(l->events().empty());
+    const Queued q = l->events().front().queued;  // a copy: events grow
+    ASSERT_TRUE(q.waiting_for_rate);
+    Run(none, absl::Seconds(10));
+    const absl::Duration waited = SentAt(late.vin) - t0_;
+    EXPECT_LE(SentAt(person.vin) - t0_, absl::Milliseconds(100));
+    EXPECT_NEAR(absl::ToDoubleSeconds(q.estimated_wait), absl::ToDoubleSeconds(waited),
+                0.25)
+        << "estimated " << q.estimated_wait << ", waited " << waited;
+    EXPECT_NEAR(absl::ToDoubleSeconds(waited), peak ? 4.0 : 2.0, 0.3);
     Stop();
   }
 }
