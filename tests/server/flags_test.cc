@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -69,6 +70,39 @@ TEST(RedisConnectTimeoutFlag, ANegativeOneIsAUsageError) {
   EXPECT_EQ(status, 2);
   EXPECT_THAT(line, HasSubstr("--redis_connect_timeout must be a duration of 0 "
                               "or more (e.g. 2s, 300ms), got -1s"));
+}
+
+// Rule 17's flags: NHTSA's hours by default; a bad value is a usage error
+// naming what is wrong.
+TEST(FairShareFlags, GoodValuesStartTheServer) {
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{},
+        {"--peak_hours=none"},
+        {"--peak_hours=Sat-Sun 00:00-24:00 Europe/Berlin", "--bulk_peak_share=1"},
+        {"--tenant_weights=acme:2,beta:0.5", "--bulk_min_share=0"}}) {
+    auto [status, line] = RunServer(flags);
+    EXPECT_THAT(line, HasSubstr("listening on")) << absl::StrJoin(flags, " ");
+    EXPECT_EQ(status, 0) << absl::StrJoin(flags, " ");
+  }
+}
+
+TEST(FairShareFlags, BadValuesAreUsageErrorsNamingTheProblem) {
+  struct Case {
+    std::string flag;
+    std::string says;
+  };
+  for (const Case& c : {
+           Case{"--peak_hours=Mon-Fri 06:00-18:00 Atlantis/Capital",
+                "unknown time zone \"Atlantis/Capital\""},
+           Case{"--peak_hours=weekdays", "three parts"},
+           Case{"--bulk_min_share=1.5", "--bulk_min_share must be between 0 and 1"},
+           Case{"--bulk_peak_share=0", "--bulk_peak_share must be above 0"},
+           Case{"--tenant_weights=acme", "\"acme\" is not name:weight"},
+       }) {
+    auto [status, line] = RunServer({c.flag});
+    EXPECT_EQ(status, 2) << c.flag;
+    EXPECT_THAT(line, HasSubstr(c.says)) << c.flag;
+  }
 }
 
 }  // namespace

@@ -86,6 +86,26 @@ TEST_F(TlsTest, MutualTlsRequiresAClientCertificateFromTheCa) {
       << "a certificate from another CA";
 }
 
+// Rule 17: under mutual TLS the tenant is the client certificate's
+// subject, whatever header the client sends.
+TEST_F(TlsTest, UnderMutualTlsTheTenantIsTheCertificatesSubject) {
+  StartTls(true);
+  auto stub = vin::v1::VinDecoderService::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", server_->port()),
+      Vinctl({certs_.ca, certs_.client_cert, certs_.client_key})));
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("x-vin-tenant", "someone-else");
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  vin::v1::DecodeRequest req;
+  req.set_vin(kFord);
+  vin::v1::DecodeResponse resp;
+  ASSERT_TRUE(stub->Decode(&ctx, req, &resp).ok());
+  const auto rows = server_->metrics().upstream_tenant_vins.Read();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].tenant, "CN=client");
+  EXPECT_EQ(rows[0].vins[0], 1u) << "one interactive VIN";
+}
+
 TEST_F(TlsTest, VinctlBatchOverMutualTls) {
   StartTls(true);
   auto stub = vin::v1::VinDecoderService::NewStub(grpc::CreateChannel(
