@@ -41,10 +41,11 @@ absl::StatusOr<absl::flat_hash_map<std::string, double>> ParseTenantWeights(
     const size_t colon = entry.rfind(':');
     double w = 0;
     if (colon == absl::string_view::npos || colon == 0 ||
-        !absl::SimpleAtod(entry.substr(colon + 1), &w) || !(w > 0)) {
+        !absl::SimpleAtod(entry.substr(colon + 1), &w) ||
+        !(w >= kMinTenantWeight && w <= kMaxTenantWeight)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--tenant_weights: \"", entry,
-          "\" is not name:weight with a weight above 0 (e.g. acme:2,beta:1)"));
+          "--tenant_weights: \"", entry, "\" is not name:weight with a weight from ",
+          kMinTenantWeight, " to ", kMaxTenantWeight, " (e.g. acme:2,beta:1)"));
     }
     out[std::string(absl::StripAsciiWhitespace(entry.substr(0, colon)))] = w;
   }

@@ -27,8 +27,10 @@ std::string TenantFromHeader(absl::string_view value);
 std::string TenantOf(const grpc::ServerContextBase& context,
                      const std::string& header);
 
-// --tenant_weights: "name:weight,..." (a weight above 0); the error names
-// the bad entry.
+// --tenant_weights: "name:weight,..." (a weight from kMinTenantWeight to
+// kMaxTenantWeight); the error names the bad entry.
+inline constexpr double kMinTenantWeight = 0.01;
+inline constexpr double kMaxTenantWeight = 10000;
 absl::StatusOr<absl::flat_hash_map<std::string, double>> ParseTenantWeights(
     absl::string_view spec);
 

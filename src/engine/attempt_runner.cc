@@ -247,6 +247,8 @@ void AttemptRunner::Remove(Seq seq) {
 
 void AttemptRunner::Requeue(Seq seq, Ticket ticket) {
   if (seq == 0) return;
+  const Ticket* queued = gate_.Find(seq);
+  ticket.queued_at = queued != nullptr ? queued->queued_at : clock_->Now();  // its wait goes on
   gate_.Remove(seq);
   gate_.Enqueue(std::move(ticket), seq);
 }

@@ -96,6 +96,16 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     if (f->state.ticket != 0) {
       attempts_.Requeue(f->state.ticket,
                         {f->key, f->id, f->state.priority, f->state.tenant});
+    } else if (f->state.wakeup != 0 && f->state.stagger &&
+               f->state.attempts == 0 && f->state.request == 0) {
+      // Still in a bulk item's stagger: a person does not wait it out.
+      scheduler_.Cancel(f->state.wakeup);
+      f->state.wakeup = 0;
+      const coalesce::FlightKey key = f->key;
+      const uint64_t fid = f->id;
+      EnqueueAttempt(f);
+      // (The breaker may have failed it, this waiter too.)
+      if (table_.Find(key, fid) == nullptr) return;
     }
   }
   // Its QUEUED says whether the flight waits for the upstream rate.

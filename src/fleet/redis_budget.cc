@@ -90,7 +90,7 @@ void RedisBudget::Ask(bool take, const Purpose& purpose) {
       {"EVAL", kTake, "1", key_, Num(options_.rate_per_minute),
        Num(options_.burst), absl::StrCat(successes), take ? "1" : "0",
        FleetNow(), bulk ? "1" : "0", absl::StrCat(kInteractiveReserve),
-       Num(bulk && purpose.peak ? purpose.peak_share : 1.0)},
+       Num(bulk && purpose.peak ? std::clamp(purpose.peak_share, 1e-3, 1.0) : 1.0)},
       OnLoop([this, successes, take, bulk](RedisClient::Reply r) {
         if (!r.ok()) successes_ += successes;  // told next time
         OnAnswer(r, take, bulk);
@@ -257,7 +257,11 @@ absl::Time RedisBudget::StartOfRequest(absl::Time now, double n) const {
 absl::Time RedisBudget::StartOfRequest(absl::Time now, double n,
                                        const Purpose& purpose) const {
   if (!shared()) return local_.StartOfRequest(now, n);
-  if (granted_ >= n) return now;
+  // (A token granted before a pause that came meanwhile waits for its end,
+  // as TryAcquire does.)
+  if (granted_ >= n) {
+    return std::max({now, shared_paused_until_, local_.PausedUntil()});
+  }
   absl::Time first =
       std::max({now, shared_paused_until_, local_.PausedUntil(),
                 purpose.bulk ? next_ask_bulk_ : next_ask_});

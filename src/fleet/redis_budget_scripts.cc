@@ -45,8 +45,10 @@ local raised = tonumber(h[5]) or 0
 local bt = tonumber(h[6]) or 1
 local bts = tonumber(h[7]) or now
 if conf > 0 and rate > conf then rate = conf end
-if conf > 0 and now > bts then
-  if share < 1 then bt = math.min(1, bt + (now - bts) * rate * share / 60000) end
+-- Only asks of bulk work at peak hours (share < 1) move bulk's bucket:
+-- the others leave its refill to come.
+if share < 1 and conf > 0 and now > bts then
+  bt = math.min(1, bt + (now - bts) * rate * share / 60000)
   bts = now
 end
 if conf > 0 and now > ts then

@@ -10,10 +10,15 @@ FairQueue::FairQueue(FairShareOptions options) : options_(std::move(options)) {}
 
 double FairQueue::weight(const std::string& tenant) const {
   auto it = options_.tenant_weights.find(tenant);
-  return it != options_.tenant_weights.end() && it->second > 0 ? it->second : 1.0;
+  // (At least a hundredth: a tenant saving up for its turn takes at most
+  // a hundred passes.)
+  return it != options_.tenant_weights.end() && it->second > 0
+             ? std::max(0.01, it->second)
+             : 1.0;
 }
 
 FairQueue::Seq FairQueue::Enqueue(Ticket ticket, Seq place) {
+  if (place != 0) Remove(place);  // (a place is never held twice)
   const Seq seq = place != 0 ? place : next_seq_++;
   Class& c = classes_[Index(ticket.priority)];
   auto [it, created] = c.tenants.try_emplace(ticket.tenant);

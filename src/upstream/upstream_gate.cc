@@ -17,7 +17,7 @@ UpstreamGate::UpstreamGate(UpstreamBudget* budget, GateOptions options,
                            absl::Time now)
     : budget_(budget),
       batch_max_(std::max(1, options.batch_max)),
-      bulk_peak_share_(std::clamp(options.bulk_peak_share, 0.0, 1.0)),
+      bulk_peak_share_(std::clamp(options.bulk_peak_share, 1e-3, 1.0)),
       queue_(std::move(options.share)),
       bulk_(0, kBulkBurst, now) {}
 
@@ -50,11 +50,12 @@ std::vector<UpstreamGate::Ticket> UpstreamGate::Take(absl::Time now, bool peak) 
   const bool bulk_alone = queue_.waiting(domain::Priority::kInteractive) == 0;
   if (!budget_->TryAcquire(now, {bulk_alone, peak, bulk_peak_share_})) return {};
   std::vector<Ticket> out = queue_.Pick(static_cast<size_t>(batch_max_), bulk_ok);
-  if (peak && bulk_peak_share_ < 1 && !budget_->LimitsBulk()) {
-    // Bulk pays for the part of a full request it took.
-    size_t bulk = 0;
-    for (const Ticket& t : out) bulk += t.priority == domain::Priority::kBulk;
-    if (bulk > 0) bulk_.Consume(static_cast<double>(bulk) / batch_max_, now);
+  if (peak && bulk_peak_share_ < 1 && !budget_->LimitsBulk() && bulk_alone &&
+      !out.empty()) {
+    // A request of bulk work alone takes one of bulk's tokens; bulk riding
+    // in the room an interactive request leaves costs no request of its
+    // own (as in the fleet's script).
+    bulk_.Consume(1, now);
   }
   return out;
 }

@@ -69,6 +69,7 @@ class UpstreamGate {
                             domain::Priority priority = domain::Priority::kInteractive,
                             const std::string& tenant = std::string(domain::kDefaultTenant)) const;
 
+  const Ticket* Find(Seq seq) const { return queue_.Find(seq); }
   size_t waiting() const { return queue_.waiting(); }
   size_t waiting(domain::Priority p) const { return queue_.waiting(p); }
   int batch_max() const { return batch_max_; }

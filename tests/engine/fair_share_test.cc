@@ -348,5 +348,68 @@ TEST_F(FairShareTest, QueuedSaysHowLongEachWaitsInTheFairOrder) {
   }
 }
 
+// A flight counts for the most urgent of its waiters: a bulk item queued
+// behind a backlog goes with the next token once a person asks for the
+// same VIN, and counts for that person's tenant.
+TEST_F(FairShareTest, AFlightCountsForItsMostUrgentWaiter) {
+  Make(Options());
+  std::vector<std::unique_ptr<Counted>> callers;
+  int ended = 0;
+  const auto submit = [&](const std::string& vin, Priority p, const std::string& tenant) {
+    DecodeRequest r;
+    r.vin = vin;
+    r.priority = p;
+    r.tenant = tenant;
+    callers.push_back(std::make_unique<Counted>(&ended));
+    ASSERT_TRUE(engine_->Submit(r, callers.back().get()).ok());
+  };
+  for (int i = 0; i < 1000; ++i) submit(ValidVin(6000000 + i), Priority::kBulk, "feed");
+  const std::string shared = ValidVin(6100000);
+  submit(shared, Priority::kBulk, "feed");  // behind the backlog: about 2 s
+  Turn();
+  clock_.Advance(absl::Milliseconds(300));
+  const absl::Time asked = clock_.Now();
+  submit(shared, Priority::kInteractive, "person");
+  std::vector<Feed> none;
+  Run(none, absl::Seconds(5));
+  EXPECT_LE(SentAt(shared) - asked, absl::Milliseconds(100))
+      << "it went with the next token, ahead of the feed's backlog";
+  EXPECT_EQ(ended, 1002) << "both of its callers, and the backlog, answered";
+  int person = 0;
+  for (const auto& sent : upstream_->sent()) {
+    for (const auto& e : sent.entries) person += e.vin == shared;
+  }
+  EXPECT_EQ(person, 1) << "one flight for both callers";
+  Stop();
+}
+
+// A person who asks for a VIN that a feed's item is still staggering does
+// not wait out the stagger.
+TEST_F(FairShareTest, APersonDoesNotWaitOutAFeedItemsStagger) {
+  EngineOptions o = Options();
+  o.retry_base = absl::Seconds(10);  // staggers of up to 10 s
+  o.retry_cap = absl::Seconds(20);
+  o.uniform = [] { return 0.95; };   // this one: 9.5 s
+  Make(o);
+  const std::string vin = ValidVin(6200000);
+  int ended = 0;
+  Counted item(&ended), person(&ended);
+  DecodeRequest r;
+  r.vin = vin;
+  r.priority = Priority::kBulk;
+  r.stagger = true;
+  ASSERT_TRUE(engine_->Submit(r, &item).ok());
+  Turn();
+  clock_.Advance(absl::Seconds(1));
+  r.priority = Priority::kInteractive;
+  r.stagger = false;
+  ASSERT_TRUE(engine_->Submit(r, &person).ok());
+  std::vector<Feed> none;
+  Run(none, absl::Seconds(1));
+  EXPECT_LE(SentAt(vin) - t0_, absl::Seconds(1) + absl::Milliseconds(50));
+  EXPECT_EQ(ended, 2);
+  Stop();
+}
+
 }  // namespace
 }  // namespace engine

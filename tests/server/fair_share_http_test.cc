@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "testing/scrape.h"
 #include "testing/server_fixture.h"
 #include "testing/vin_gen.h"
+#include "upstream/peak_hours.h"
 
 namespace server {
 namespace {
@@ -79,6 +81,79 @@ TEST_F(FairShareHttpTest, AUnaryCallGoesAheadOfAFeedsBacklog) {
   EXPECT_EQ(m.at("vin_upstream_wait_seconds_count{priority=\"interactive\"}"), 5);
   EXPECT_EQ(m.at("vin_upstream_wait_seconds_count{priority=\"bulk\"}"), 3000);
   EXPECT_EQ(m.at("vin_upstream_bulk_share"), 1) << "no peak hours in the fixture";
+}
+
+// Tenant A with four streams and tenant B with one, both with backlogs:
+// until B's last VIN is sent, A has had about as many sent (within 10%),
+// not four times as many.
+TEST_F(FairShareHttpTest, TenantsShareTheRateWhateverTheirStreams) {
+  ServerOptions o = Defaults();
+  o.engine.budget.rate_per_minute = 1200;
+  o.engine.budget.burst = 1;
+  o.engine.upstream_batch_max = 50;
+  StartServer(o);
+  const auto stream = [this](const std::string& tenant, uint64_t first) {
+    std::vector<vin::v1::DecodeBatchRequest> feed(1000);
+    for (size_t i = 0; i < feed.size(); ++i) feed[i].set_vin(ValidVin(first + i));
+    testing_util::BatchOutcome out = testing_util::RunBatch(
+        stub_.get(), feed, {},
+        [tenant](grpc::ClientContext* ctx) { ctx->AddMetadata("x-vin-tenant", tenant); });
+    EXPECT_TRUE(out.status.ok()) << tenant << ": " << out.status.error_message();
+  };
+  std::vector<std::thread> streams;
+  streams.emplace_back(stream, "B", 500000);
+  for (int k = 0; k < 4; ++k) streams.emplace_back(stream, "A", 100000 + 10000 * k);
+  for (auto& t : streams) t.join();
+  // B's VINs are ValidVin(500000..500999).
+  std::set<std::string> b;
+  for (int i = 0; i < 1000; ++i) b.insert(ValidVin(500000 + i));
+  int a_sent = 0, b_sent = 0;
+  for (const auto& r : fake_->Requests()) {
+    if (b_sent == 1000) break;
+    for (const auto& [vin, year] : r.batch) (b.count(vin) ? b_sent : a_sent)++;
+    if (!r.vin.empty()) (b.count(r.vin) ? b_sent : a_sent)++;
+  }
+  ASSERT_EQ(b_sent, 1000);
+  EXPECT_NEAR(a_sent, 1000, 100) << "A's VINs sent while B had some waiting";
+}
+
+// How long twenty request intervals of one bulk feed take at 1,200
+// requests a minute, with peak hours all week (bulk at half the rate) or
+// none.
+class PeakShareHttpTest : public testing_util::ServerFixture {
+ protected:
+  double TwentyIntervals(bool peak) {
+    ServerOptions o = Defaults();
+    o.engine.budget.rate_per_minute = 1200;
+    o.engine.budget.burst = 1;
+    o.engine.upstream_batch_max = 50;
+    if (peak) {
+      auto p = upstream::PeakHours::Parse("Mon-Sun 00:00-24:00 UTC");
+      EXPECT_TRUE(p.ok());
+      o.engine.peak_hours = *p;
+      o.engine.bulk_peak_share = 0.5;
+    }
+    StartServer(o);
+    std::vector<vin::v1::DecodeBatchRequest> feed(2000);
+    for (size_t i = 0; i < feed.size(); ++i) feed[i].set_vin(ValidVin(300000 + i));
+    testing_util::BatchOutcome out = testing_util::RunBatch(stub_.get(), feed);
+    EXPECT_TRUE(out.status.ok()) << out.status.error_message();
+    const std::vector<fakevpic::RequestRecord> log = fake_->Requests();
+    if (log.size() < 30) {
+      ADD_FAILURE() << log.size() << " requests";
+      return 0;
+    }
+    // From the 5th request to the 25th.
+    return absl::ToDoubleSeconds(log[24].time - log[4].time);
+  }
+};
+
+TEST_F(PeakShareHttpTest, AtPeakHoursBulkGetsHalfTheRate) {
+  EXPECT_NEAR(TwentyIntervals(true), 2.0, 0.3) << "10 requests a second";
+}
+
+TEST_F(PeakShareHttpTest, OutsidePeakHoursBulkGetsAllOfIt) {
+  EXPECT_NEAR(TwentyIntervals(false), 1.0, 0.3) << "20 requests a second";
 }
 
 }  // namespace

@@ -40,6 +40,8 @@ TEST(Tenant, WeightsParseAndBadOnesNameTheEntry) {
               HasSubstr("\"beta\" is not name:weight"));
   EXPECT_THAT(ParseTenantWeights("acme:0").status().message(),
               HasSubstr("\"acme:0\""));
+  EXPECT_THAT(ParseTenantWeights("acme:0.001").status().message(),
+              HasSubstr("from 0.01 to 10000"));
 }
 
 TEST(Tenant, MetricsNameAtMostMaxTenantsAndTheRestAreOther) {
