@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "testing/batch_session.h"
 #include "testing/scrape.h"
@@ -115,6 +116,68 @@ TEST_F(FairShareHttpTest, TenantsShareTheRateWhateverTheirStreams) {
   }
   ASSERT_EQ(b_sent, 1000);
   EXPECT_NEAR(a_sent, 1000, 100) << "A's VINs sent while B had some waiting";
+}
+
+// Interactive calls that alone would fill every request (300 always in
+// flight) still leave a bulk feed its 10% of the VINs sent.
+TEST_F(FairShareHttpTest, BulkKeepsItsMinimumShareUnderInteractiveLoad) {
+  ServerOptions o = Defaults();
+  o.engine.budget.rate_per_minute = 1200;
+  o.engine.budget.burst = 1;
+  o.engine.upstream_batch_max = 50;
+  StartServer(o);
+  std::vector<vin::v1::DecodeBatchRequest> feed(2000);
+  for (size_t i = 0; i < feed.size(); ++i) feed[i].set_vin(ValidVin(600000 + i));
+  std::set<std::string> bulk;
+  for (const auto& r : feed) bulk.insert(r.vin());
+  std::thread feeder([&] { testing_util::RunBatch(stub_.get(), feed); });
+  // 300 unary calls in flight for 3 s, each replaced when it ends.
+  struct Call {
+    grpc::ClientContext ctx;
+    vin::v1::DecodeRequest req;
+    vin::v1::DecodeResponse resp;
+  };
+  absl::Mutex mu;
+  int in_flight = 0, next = 0;
+  std::vector<std::unique_ptr<Call>> calls;
+  const absl::Time end = absl::Now() + absl::Seconds(3);
+  while (absl::Now() < end) {
+    {
+      absl::MutexLock lock(&mu);
+      mu.AwaitWithTimeout(absl::Condition(
+                              +[](int* n) { return *n < 300; }, &in_flight),
+                          absl::Milliseconds(100));
+      if (in_flight >= 300) continue;
+      ++in_flight;
+    }
+    calls.push_back(std::make_unique<Call>());
+    Call* c = calls.back().get();
+    c->req.set_vin(ValidVin(700000 + next++));
+    c->ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
+    stub_->async()->Decode(&c->ctx, &c->req, &c->resp, [&](grpc::Status) {
+      absl::MutexLock lock(&mu);
+      --in_flight;
+    });
+  }
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(+[](int* n) { return *n == 0; }, &in_flight));
+  }
+  feeder.join();
+  // Over the requests while both kinds waited (the first 3 s, less the
+  // first second's start): bulk's share of the VINs.
+  const std::vector<fakevpic::RequestRecord> log = fake_->Requests();
+  ASSERT_GE(log.size(), 40u);
+  int b = 0, total = 0;
+  for (size_t i = 20; i < 50 && i < log.size(); ++i) {
+    for (const auto& [vin, year] : log[i].batch) {
+      b += bulk.count(vin) > 0;
+      ++total;
+    }
+  }
+  ASSERT_GT(total, 0);
+  EXPECT_GE(static_cast<double>(b) / total, 0.1) << b << " of " << total;
+  EXPECT_LE(static_cast<double>(b) / total, 0.15) << "people first";
 }
 
 // How long twenty request intervals of one bulk feed take at 1,200
