@@ -266,16 +266,15 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
  private:
   void Accept();
 
+  // The order matters: members are destroyed last to first, and sessions
+  // that pending handlers still hold are destroyed with ioc_ (their
+  // destructors use mu_, per_client_ and sessions_), after acceptor_.
   const GatewayOptions options_;
   engine::Engine* const engine_;
-  net::io_context ioc_;
-  tcp::acceptor acceptor_;
-  std::vector<std::thread> threads_;
-  int port_ = 0;
-  bool stopped_ = false;
 
   absl::Mutex mu_;
   int waiters_ ABSL_GUARDED_BY(mu_) = 0;
+  int running_ ABSL_GUARDED_BY(mu_) = 0;  // threads in ioc_.run()
   std::map<std::string, int> per_client_ ABSL_GUARDED_BY(mu_);
   std::map<Session*, std::weak_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);
 
@@ -283,6 +282,12 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
   absl::Mutex render_mu_;
   std::map<const std::string*, std::shared_ptr<const Rendered>> rendered_
       ABSL_GUARDED_BY(render_mu_);
+
+  net::io_context ioc_;
+  tcp::acceptor acceptor_;
+  std::vector<std::thread> threads_;
+  int port_ = 0;
+  bool stopped_ = false;
 };
 
 namespace {
@@ -341,9 +346,11 @@ class Waiter final : public engine::DecodeListener {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(std::shared_ptr<Gateway::Impl> gateway, tcp::socket socket,
-          std::string client)
-      : gateway_(std::move(gateway)),
+  // `gateway` outlives every session: the sessions still held by pending
+  // handlers when the gateway goes are destroyed with its io_context,
+  // before the state they use (Gateway::Impl's member order).
+  Session(Gateway::Impl* gateway, tcp::socket socket, std::string client)
+      : gateway_(gateway),
         stream_(std::move(socket)),
         timer_(stream_.get_executor()),
         client_(std::move(client)) {}
@@ -365,6 +372,10 @@ class Session : public std::enable_shared_from_this<Session> {
     net::post(stream_.get_executor(), [self = shared_from_this()] {
       self->closing_ = true;
       self->CancelWaiters();
+      self->timer_.cancel();
+      // (It held itself for its waiters, now cancelled: it goes with this
+      // handler's reference, also when no answer comes to release it.)
+      const std::shared_ptr<Session> keep = std::move(self->hold_);
       beast::error_code ec;
       self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
       self->stream_.close();
@@ -764,7 +775,7 @@ class Session : public std::enable_shared_from_this<Session> {
       const size_t i = next_item_++;
       ++in_progress_;
       Item& item = items_[i];
-      auto* w = new Waiter(gateway_, weak_from_this(), request_seq_, i);
+      auto* w = new Waiter(gateway_->shared_from_this(), weak_from_this(), request_seq_, i);
       w->set_stream(true);
       if (item.invalid) {
         w->Finish(Outcome{false, nullptr, *item.invalid});
@@ -838,7 +849,7 @@ class Session : public std::enable_shared_from_this<Session> {
     hold_ = shared_from_this();
     const uint64_t seq = request_seq_;
     for (size_t i = 0; i < requests.size(); ++i) {
-      auto* w = new Waiter(gateway_, weak_from_this(), seq, i);
+      auto* w = new Waiter(gateway_->shared_from_this(), weak_from_this(), seq, i);
       const engine::Admission a = gateway_->engine()->Submit(requests[i], w);
       if (!a.ok()) {
         w->Finish(Outcome{false, {}, a.failure()});
@@ -1080,7 +1091,7 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
   }
 
-  std::shared_ptr<Gateway::Impl> gateway_;
+  Gateway::Impl* const gateway_;
   beast::tcp_stream stream_;
   net::steady_timer timer_;
   bool timed_out_ = false;
@@ -1191,14 +1202,24 @@ absl::Status Gateway::Impl::Listen() {
 void Gateway::Impl::Run() {
   Accept();
   for (int i = 0; i < std::max(1, options_.threads); ++i) {
-    threads_.emplace_back([this] { ioc_.run(); });
+    {
+      absl::MutexLock lock(&mu_);
+      ++running_;
+    }
+    threads_.emplace_back([this] {
+      ioc_.run();
+      absl::MutexLock lock(&mu_);
+      --running_;
+    });
   }
 }
 
 void Gateway::Impl::Accept() {
+  // (`this`, not a shared_ptr: a handler left in the io_context when the
+  // gateway goes must not keep it alive.)
   acceptor_.async_accept(
       net::make_strand(ioc_),
-      [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+      [self = this](beast::error_code ec, tcp::socket socket) {
         if (ec) {
           if (ec == net::error::operation_aborted) return;
           return self->Accept();
@@ -1207,7 +1228,7 @@ void Gateway::Impl::Accept() {
         const auto peer = socket.remote_endpoint(peer_ec);
         const std::string client = peer_ec ? "unknown" : peer.address().to_string();
         const bool admitted = self->Admit(client);
-        auto session = std::make_shared<Session>(self, std::move(socket), client);
+        auto session = std::make_shared<Session>(self, std::move(socket), client);  // (raw: see Session)
         if (!admitted) {
           session->set_counted(false);
           net::dispatch(session->Executor(), [session] { session->RefuseBusy(); });
@@ -1227,7 +1248,7 @@ void Gateway::Impl::Register(const std::shared_ptr<Session>& s) {
 void Gateway::Impl::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  net::post(acceptor_.get_executor(), [self = shared_from_this()] {
+  net::post(acceptor_.get_executor(), [self = this] {
     beast::error_code ec;
     self->acceptor_.close(ec);
   });
@@ -1246,6 +1267,15 @@ void Gateway::Impl::Stop() {
     absl::MutexLock lock(&mu_);
     auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return waiters_ == 0; };
     mu_.AwaitWithTimeout(absl::Condition(&none), absl::Seconds(30));
+  }
+  // Every socket is closed and the acceptor too: the threads' work runs
+  // out (the handlers of the closes and aborted operations, answers under
+  // way); stopped only if it does not within 5 s. What a stop leaves queued
+  // is destroyed with ioc_ (see the members' order).
+  {
+    absl::MutexLock lock(&mu_);
+    auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_ == 0; };
+    mu_.AwaitWithTimeout(absl::Condition(&idle), absl::Seconds(5));
   }
   ioc_.stop();
   for (auto& t : threads_) t.join();
