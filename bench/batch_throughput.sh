@@ -31,7 +31,7 @@ start_fake "$build/fake-vpic" "$work/fake.log" --latency="$latency"
 snapshot=()
 [ "$source" = live_only ] || snapshot=(--snapshot_path=.data/vpic.lite.db)
 start_server "$build/vin-server" "$work/server.log" \
-  --max_upstream_concurrency="$concurrency" --source_preference="$source" \
+  --max_upstream_concurrency="$concurrency" --source_preference="$source" --peak_hours=none \
   "${snapshot[@]}" ${SERVER_FLAGS:-}
 
 rss_before=$(awk '/VmRSS/ {print $2}' "/proc/$server_pid/status")

@@ -42,7 +42,7 @@ for batch in $modes; do
   start_fake "$build/fake-vpic" "$work/fake-$batch.log" --latency="$latency" \
     --log_requests
   start_server "$build/vin-server" "$work/server-$batch.log" \
-    --upstream_rate="$rate" --upstream_batch_max="$batch" --cache_capacity=0
+    --upstream_rate="$rate" --upstream_batch_max="$batch" --cache_capacity=0 --peak_hours=none
   t0=$(date +%s.%N)
   set +e
   "$build/vinctl" batch --server="127.0.0.1:$port" --in "$work/feed.csv" \

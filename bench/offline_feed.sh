@@ -26,7 +26,7 @@ run() {  # NAME [server flags...]: prints "seconds requests"
   local name=$1
   shift
   start_server "$build/vin-server" "$work/server-$name.log" \
-    --snapshot_path=.data/vpic.lite.db --metrics_listen=127.0.0.1:0 "$@"
+    --snapshot_path=.data/vpic.lite.db --metrics_listen=127.0.0.1:0 --peak_hours=none "$@"
   local mport
   mport=$(await_line "$work/server-$name.log" 'metrics on' | sed -E 's/.*\(port ([0-9]+)\).*/\1/')
   local t0 t1

@@ -26,7 +26,7 @@ down_pid=$!
 pids+=("$down_pid")
 vpic_url=$(await_line "$work/fake-down.log" 'listening on' | grep -oE 'http://[^ ]+')
 # shellcheck disable=SC2086
-start_server "$build/vin-server" "$work/server.log" --metrics_listen=127.0.0.1:0 ${SERVER_FLAGS:-}
+start_server "$build/vin-server" "$work/server.log" --metrics_listen=127.0.0.1:0 --peak_hours=none ${SERVER_FLAGS:-}
 mport=$(await_line "$work/server.log" 'metrics on' | sed -E 's/.*\(port ([0-9]+)\).*/\1/')
 total=$(( (outage + after) * rate ))
 python3 bench/gen_vins.py "$total" >"$work/vins.txt"  # a CSV, its header first
