@@ -180,16 +180,17 @@ TEST_F(FairShareHttpTest, BulkKeepsItsMinimumShareUnderInteractiveLoad) {
   EXPECT_LE(static_cast<double>(b) / total, 0.15) << "people first";
 }
 
-// How long twenty request intervals of one bulk feed take at 1,200
-// requests a minute, with peak hours all week (bulk at half the rate) or
-// none.
+// How long twenty request intervals of one bulk feed take at 600 requests
+// a minute, with peak hours all week (bulk at half the rate) or none.
+// Batches of 10, so that the server (also a sanitizer build's) keeps up
+// with the rate easily: the rate is what is measured.
 class PeakShareHttpTest : public testing_util::ServerFixture {
  protected:
   double TwentyIntervals(bool peak) {
     ServerOptions o = Defaults();
-    o.engine.budget.rate_per_minute = 1200;
+    o.engine.budget.rate_per_minute = 600;
     o.engine.budget.burst = 1;
-    o.engine.upstream_batch_max = 50;
+    o.engine.upstream_batch_max = 10;
     if (peak) {
       auto p = upstream::PeakHours::Parse("Mon-Sun 00:00-24:00 UTC");
       EXPECT_TRUE(p.ok());
@@ -197,12 +198,12 @@ class PeakShareHttpTest : public testing_util::ServerFixture {
       o.engine.bulk_peak_share = 0.5;
     }
     StartServer(o);
-    std::vector<vin::v1::DecodeBatchRequest> feed(2000);
+    std::vector<vin::v1::DecodeBatchRequest> feed(300);
     for (size_t i = 0; i < feed.size(); ++i) feed[i].set_vin(ValidVin(300000 + i));
     testing_util::BatchOutcome out = testing_util::RunBatch(stub_.get(), feed);
     EXPECT_TRUE(out.status.ok()) << out.status.error_message();
     const std::vector<fakevpic::RequestRecord> log = fake_->Requests();
-    if (log.size() < 30) {
+    if (log.size() < 26) {
       ADD_FAILURE() << log.size() << " requests";
       return 0;
     }
@@ -212,11 +213,11 @@ class PeakShareHttpTest : public testing_util::ServerFixture {
 };
 
 TEST_F(PeakShareHttpTest, AtPeakHoursBulkGetsHalfTheRate) {
-  EXPECT_NEAR(TwentyIntervals(true), 2.0, 0.3) << "10 requests a second";
+  EXPECT_NEAR(TwentyIntervals(true), 4.0, 0.4) << "5 requests a second";
 }
 
 TEST_F(PeakShareHttpTest, OutsidePeakHoursBulkGetsAllOfIt) {
-  EXPECT_NEAR(TwentyIntervals(false), 1.0, 0.3) << "20 requests a second";
+  EXPECT_NEAR(TwentyIntervals(false), 2.0, 0.4) << "10 requests a second";
 }
 
 }  // namespace
