@@ -179,16 +179,8 @@ TEST_F(FleetTest, ABulkFeedOnOneReplicaDoesNotDelayInteractiveCallsOnAnother) {
   feeder.join();
   const std::vector<fakevpic::RequestRecord> log = fake_->Requests();
   for (const auto& [vin, asked] : calls) {
-    int after = 0;
-    bool found = false;
-    for (const auto& r : log) {
-      if (r.time < asked) continue;
-      ++after;
-      found |= r.vin == vin;
-      for (const auto& [v, year] : r.batch) found |= v == vin;
-      if (found || after == 2) break;
-    }
-    EXPECT_TRUE(found) << vin << " was not in the first two requests after it was asked";
+    EXPECT_TRUE(testing_util::InFirstRequestsAfter(log, vin, asked, 2))
+        << vin << " was not in the first two requests after it was asked";
   }
 }
 

@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "testing/batch_session.h"
+#include "testing/request_log.h"
 #include "testing/scrape.h"
 #include "testing/server_fixture.h"
 #include "testing/vin_gen.h"
@@ -25,13 +26,23 @@ namespace {
 
 using testing_util::ValidVin;
 
-class FairShareHttpTest : public testing_util::ServerFixture {};
+// The fixture, and its options with a rate cap toward the fake (burst 1)
+// and batches of `batch`.
+class RateCappedFixture : public testing_util::ServerFixture {
+ protected:
+  static ServerOptions RateCapped(double per_minute, int batch) {
+    ServerOptions o = Defaults();
+    o.engine.budget.rate_per_minute = per_minute;
+    o.engine.budget.burst = 1;
+    o.engine.upstream_batch_max = batch;
+    return o;
+  }
+};
+
+class FairShareHttpTest : public RateCappedFixture {};
 
 TEST_F(FairShareHttpTest, AUnaryCallGoesAheadOfAFeedsBacklog) {
-  ServerOptions o = Defaults();
-  o.engine.budget.rate_per_minute = 600;  // a request every 100 ms
-  o.engine.budget.burst = 1;
-  o.engine.upstream_batch_max = 50;
+  ServerOptions o = RateCapped(600, 50);
   o.metrics_listen = "127.0.0.1:0";
   StartServer(o);
   // A feed of 3,000 VINs: about six seconds of upstream requests.
@@ -63,16 +74,8 @@ TEST_F(FairShareHttpTest, AUnaryCallGoesAheadOfAFeedsBacklog) {
   // started after it was asked for, ahead of the feed's waiting VINs.
   const std::vector<fakevpic::RequestRecord> log = fake_->Requests();
   for (const auto& [vin, asked] : calls) {
-    int after = 0;
-    bool found = false;
-    for (const auto& r : log) {
-      if (r.time < asked) continue;
-      ++after;
-      for (const auto& [v, year] : r.batch) found |= v == vin;
-      if (r.vin == vin) found = true;
-      if (found || after == 2) break;
-    }
-    EXPECT_TRUE(found) << vin << " was not in the first two requests after it was asked";
+    EXPECT_TRUE(testing_util::InFirstRequestsAfter(log, vin, asked, 2))
+        << vin << " was not in the first two requests after it was asked";
   }
   std::string body;
   ASSERT_EQ(testing_util::HttpGet(server_->metrics_port(), "/metrics", &body), 200);
@@ -88,10 +91,7 @@ TEST_F(FairShareHttpTest, AUnaryCallGoesAheadOfAFeedsBacklog) {
 // until B's last VIN is sent, A has had about as many sent (within 10%),
 // not four times as many.
 TEST_F(FairShareHttpTest, TenantsShareTheRateWhateverTheirStreams) {
-  ServerOptions o = Defaults();
-  o.engine.budget.rate_per_minute = 1200;
-  o.engine.budget.burst = 1;
-  o.engine.upstream_batch_max = 50;
+  ServerOptions o = RateCapped(1200, 50);
   StartServer(o);
   const auto stream = [this](const std::string& tenant, uint64_t first) {
     std::vector<vin::v1::DecodeBatchRequest> feed(1000);
@@ -121,10 +121,7 @@ TEST_F(FairShareHttpTest, TenantsShareTheRateWhateverTheirStreams) {
 // Interactive calls that alone would fill every request (300 always in
 // flight) still leave a bulk feed its 10% of the VINs sent.
 TEST_F(FairShareHttpTest, BulkKeepsItsMinimumShareUnderInteractiveLoad) {
-  ServerOptions o = Defaults();
-  o.engine.budget.rate_per_minute = 1200;
-  o.engine.budget.burst = 1;
-  o.engine.upstream_batch_max = 50;
+  ServerOptions o = RateCapped(1200, 50);
   StartServer(o);
   std::vector<vin::v1::DecodeBatchRequest> feed(2000);
   for (size_t i = 0; i < feed.size(); ++i) feed[i].set_vin(ValidVin(600000 + i));
@@ -184,13 +181,10 @@ TEST_F(FairShareHttpTest, BulkKeepsItsMinimumShareUnderInteractiveLoad) {
 // a minute, with peak hours all week (bulk at half the rate) or none.
 // Batches of 10, so that the server (also a sanitizer build's) keeps up
 // with the rate easily: the rate is what is measured.
-class PeakShareHttpTest : public testing_util::ServerFixture {
+class PeakShareHttpTest : public RateCappedFixture {
  protected:
   double TwentyIntervals(bool peak) {
-    ServerOptions o = Defaults();
-    o.engine.budget.rate_per_minute = 600;
-    o.engine.budget.burst = 1;
-    o.engine.upstream_batch_max = 10;
+    ServerOptions o = RateCapped(600, 10);
     if (peak) {
       auto p = upstream::PeakHours::Parse("Mon-Sun 00:00-24:00 UTC");
       EXPECT_TRUE(p.ok());

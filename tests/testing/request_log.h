@@ -3,6 +3,7 @@
 #define VIN_TESTS_TESTING_REQUEST_LOG_H_
 
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,22 @@ inline size_t DensestWindow(std::vector<fakevpic::RequestRecord> log,
 // The most requests the fake saw within any one second.
 inline size_t DensestSecond(std::vector<fakevpic::RequestRecord> log) {
   return DensestWindow(std::move(log), absl::Seconds(1));
+}
+
+// Whether `vin` went in one of the first `n` requests that arrived at or
+// after `asked` (a single request or a batch).
+inline bool InFirstRequestsAfter(const std::vector<fakevpic::RequestRecord>& log,
+                                 const std::string& vin, absl::Time asked, int n) {
+  int after = 0;
+  for (const auto& r : log) {
+    if (r.time < asked) continue;
+    if (r.vin == vin) return true;
+    for (const auto& [v, year] : r.batch) {
+      if (v == vin) return true;
+    }
+    if (++after == n) return false;
+  }
+  return false;
 }
 
 }  // namespace testing_util
