@@ -149,6 +149,7 @@ void BatchCall::OnReadDone(bool ok) {
       malformed_ = true;  // read no more; end with INVALID_ARGUMENT
     } else {
       index = next_index_++;
+      admitting_ = true;
       ++outstanding_;  // reserve the item's place in the window
       RaisePeak(counters_->peak_stream_outstanding, outstanding_);
     }
@@ -161,6 +162,7 @@ void BatchCall::OnReadDone(bool ok) {
   absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
+    admitting_ = false;
     finish = AdvanceLocked();
   }
   if (finish) Finish(*finish);
@@ -321,8 +323,8 @@ absl::optional<grpc::Status> BatchCall::AdvanceLocked() {
     if (queue_.size() > 1) options.set_buffer_hint();
     StartWrite(&queue_.front().bytes, options);
   }
-  if (!reading_ && !read_done_ && !cancelled_ && !refusing_ && !malformed_ &&
-      outstanding_ < window_) {
+  if (!reading_ && !admitting_ && !read_done_ && !cancelled_ && !refusing_ &&
+      !malformed_ && outstanding_ < window_) {
     reading_ = true;
     StartRead(&request_);
   }

@@ -108,6 +108,11 @@ class BatchCall final
   int terminals_queued_ ABSL_GUARDED_BY(mu_) = 0;  // DONE/FAILED not written
   bool held_ ABSL_GUARDED_BY(mu_) = false;  // counted in streams_held_by_reader
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  // An item read and not yet handed to the engine: the next read waits for
+  // it, so that a stream's items reach the engine (and join flights) in the
+  // order they were sent, whatever thread's write completion asks for the
+  // next read meanwhile.
+  bool admitting_ ABSL_GUARDED_BY(mu_) = false;
   bool read_done_ ABSL_GUARDED_BY(mu_) = false;   // client half-closed
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;   // client gone
