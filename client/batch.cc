@@ -1,7 +1,9 @@
 #include "client/batch.h"
 
+#include <google/protobuf/util/time_util.h>
 #include <grpcpp/client_context.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +26,7 @@
 namespace vinctl {
 namespace {
 
+using google::protobuf::util::TimeUtil;
 using vin::v1::DecodeBatchRequest;
 using vin::v1::DecodeBatchResponse;
 using Stream =
@@ -97,8 +100,14 @@ class BatchRun {
   int64_t failed_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, int64_t> failed_by_reason_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<int64_t> retrying_ ABSL_GUARDED_BY(mu_);
-  // Rows whose last event was a QUEUED saying they wait for the rate cap.
-  absl::flat_hash_set<int64_t> waiting_for_rate_ ABSL_GUARDED_BY(mu_);
+  // Rows whose last event was a QUEUED saying they wait for the rate cap:
+  // when their request is expected, and whether they wait for NHTSA's peak
+  // hours to pass (bulk held to its share of the rate).
+  struct RateWait {
+    absl::Time expected;
+    bool peak = false;
+  };
+  absl::flat_hash_map<int64_t, RateWait> waiting_for_rate_ ABSL_GUARDED_BY(mu_);
   std::string unreachable_since_ ABSL_GUARDED_BY(mu_);
   bool reader_finished_ ABSL_GUARDED_BY(mu_) = false;
   bool output_failed_ ABSL_GUARDED_BY(mu_) = false;
@@ -241,7 +250,12 @@ bool BatchRun::HandleEvent(const DecodeBatchResponse& event) {
   if (it == slots_.end() || it->second.outcome.has_value()) return false;
   switch (event.event_case()) {
     case DecodeBatchResponse::kQueued:
-      if (event.queued().waiting_for_rate()) waiting_for_rate_.insert(index);
+      if (event.queued().waiting_for_rate()) {
+        waiting_for_rate_[index] = {
+            absl::Now() + absl::Nanoseconds(TimeUtil::DurationToNanoseconds(
+                              event.queued().estimated_wait())),
+            event.queued().bulk_peak_hours()};
+      }
       return false;
     case DecodeBatchResponse::kRetrying:
       waiting_for_rate_.erase(index);
@@ -328,6 +342,11 @@ void BatchRun::ShowProgress() {
     s.failed = failed_;
     s.retrying = static_cast<int64_t>(retrying_.size());
     s.waiting_for_rate = static_cast<int64_t>(waiting_for_rate_.size());
+    const absl::Time now = absl::Now();
+    for (const auto& [index, wait] : waiting_for_rate_) {
+      if (wait.peak) ++s.waiting_at_peak;
+      s.longest_rate_wait = std::max(s.longest_rate_wait, wait.expected - now);
+    }
     s.records_read = records_;
     s.bytes_read = bytes_read_;
     s.input_size = options_.input_size;

@@ -29,7 +29,16 @@ std::string FormatProgressLine(const ProgressSnapshot& s) {
   std::string line = absl::StrCat(s.done, " done, ", s.failed, " failed, ",
                                   s.retrying, " retrying now, ");
   if (s.waiting_for_rate > 0) {
-    absl::StrAppend(&line, s.waiting_for_rate, " waiting for the rate cap, ");
+    const absl::Duration longest =
+        absl::Seconds(std::ceil(absl::ToDoubleSeconds(
+            std::max(s.longest_rate_wait, absl::ZeroDuration()))));
+    absl::StrAppend(&line, s.waiting_for_rate,
+                    " waiting for the rate cap (up to ",
+                    longest == absl::ZeroDuration()
+                        ? "0s"
+                        : absl::FormatDuration(longest),
+                    s.waiting_at_peak > 0 ? ", bulk at NHTSA's peak hours" : "",
+                    "), ");
   }
   absl::StrAppend(&line, FormatRate(rate), "/s");
   if (s.input_size > 0 && s.bytes_read > 0 && s.records_read > 0 && rate > 0) {

@@ -19,6 +19,11 @@ struct ProgressSnapshot {
   // Items whose last event is a QUEUED saying they wait for the server's
   // upstream rate cap.
   int64_t waiting_for_rate = 0;
+  // Of those, the bulk items held to bulk's share of the rate because
+  // NHTSA's peak hours hold (the server's --peak_hours).
+  int64_t waiting_at_peak = 0;
+  // The longest of their estimated waits, from now.
+  absl::Duration longest_rate_wait;
   int64_t records_read = 0;
   int64_t bytes_read = 0;
   int64_t input_size = 0;  // bytes; 0 when unknown (no ETA then)
@@ -28,10 +33,12 @@ struct ProgressSnapshot {
   std::string vpic_unreachable_since;
 };
 
-// "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap, 85/s,
-// ETA 1m12s" (the rate-cap count only when some wait, the ETA only when the
-// input size is known and something has finished), then "; vPIC
-// unreachable since 2026-12-03T14:02:11Z" while the server says so.
+// "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap (up to
+// 12s, bulk at NHTSA's peak hours), 85/s, ETA 1m12s" (the rate-cap part only
+// when some wait, the peak hours only when the server says some of them
+// wait for them, the ETA only when the input size is known and something
+// has finished), then "; vPIC unreachable since 2026-12-03T14:02:11Z" while
+// the server says so.
 std::string FormatProgressLine(const ProgressSnapshot& s);
 
 // The outcome of a whole batch.

@@ -119,6 +119,7 @@ void ToProto(const engine::Queued& in, vin::v1::QueuedEvent* out) {
   if (in.waiting_for_rate) {
     out->set_waiting_for_rate(true);
     ToProto(in.estimated_wait, out->mutable_estimated_wait());
+    out->set_bulk_peak_hours(in.bulk_peak_hours);
   }
 }
 

@@ -138,6 +138,11 @@ class AttemptRunner {
   }
   // Whether NHTSA's peak hours hold now (bulk at its share of the rate).
   bool Peak() const { return options_.peak_hours.Contains(clock_->WallNow()); }
+  // Whether a flight of `priority` is held to bulk's share of the rate now.
+  bool HeldToPeakShare(domain::Priority priority) const {
+    return priority == domain::Priority::kBulk &&
+           options_.bulk_peak_share < 1.0 && Peak();
+  }
   // The queued flights with their estimated start, front first.
   std::vector<std::pair<Ticket, absl::Time>> Queued(absl::Time now) const;
   size_t waiting() const { return gate_.waiting(); }

@@ -22,13 +22,16 @@ namespace {
 // upstream rate says so in its QUEUED event.
 constexpr absl::Duration kRateWaitShown = absl::Milliseconds(500);
 
-// The QUEUED of a waiter whose flight's request is expected at `start`.
-Queued QueuedFor(bool coalesced, absl::Time start, absl::Time now) {
+// The QUEUED of a waiter whose flight's request is expected at `start`
+// (`held_at_peak`: the flight is bulk held to its peak-hours share).
+Queued QueuedFor(bool coalesced, absl::Time start, absl::Time now,
+                 bool held_at_peak) {
   Queued queued;
   queued.coalesced = coalesced;
   if (start - now > kRateWaitShown) {
     queued.waiting_for_rate = true;
     queued.estimated_wait = start - now;
+    queued.bulk_peak_hours = held_at_peak;
   }
   return queued;
 }
@@ -112,7 +115,8 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   const absl::Time turn = f->state.ticket != 0
                               ? attempts_.EstimatedStart(f->state.ticket, now)
                               : now;
-  answerer_.Queue(w, QueuedFor(true, turn, now));
+  answerer_.Queue(w, QueuedFor(true, turn, now,
+                               attempts_.HeldToPeakShare(f->state.priority)));
   if (f->state.last_retrying) w.listener->OnRetrying(*f->state.last_retrying);
   const absl::Time start = NextStart(*f, now);
   if (leave_at < start) {
@@ -144,7 +148,9 @@ void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
                attempts_.EstimatedStart(0, now, f->state.priority, f->state.tenant));
   auto it = f->waiters.find(creator);
   if (it != f->waiters.end()) {
-    answerer_.Queue(it->second, QueuedFor(false, start, now));
+    answerer_.Queue(it->second,
+                    QueuedFor(false, start, now,
+                              attempts_.HeldToPeakShare(f->state.priority)));
   }
   if (LeaveIfLate(f, start)) return;
   if (stagger_delay > absl::ZeroDuration()) {

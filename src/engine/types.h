@@ -31,6 +31,9 @@ struct Queued {
   // a moment; `estimated_wait` is when its request is expected to start.
   bool waiting_for_rate = false;
   absl::Duration estimated_wait = absl::ZeroDuration();
+  // While waiting_for_rate: a bulk flight held to bulk's share of the rate
+  // at NHTSA's peak hours (DESIGN rule 17).
+  bool bulk_peak_hours = false;
 };
 
 // What Engine::Submit answers: the waiter admitted (its id), or the

@@ -173,13 +173,23 @@ TEST(Progress, LineWithAndWithoutEta) {
   EXPECT_EQ(FormatProgressLine(s),
             "120 done, 3 failed, 2 retrying now, 62/s, ETA 12s");
   s.waiting_for_rate = 40;
+  s.longest_rate_wait = absl::Milliseconds(79200);  // rounded up to seconds
   EXPECT_EQ(FormatProgressLine(s),
-            "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap, "
-            "62/s, ETA 12s");
+            "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap "
+            "(up to 1m20s), 62/s, ETA 12s");
+  s.waiting_at_peak = 40;
+  EXPECT_EQ(FormatProgressLine(s),
+            "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap "
+            "(up to 1m20s, bulk at NHTSA's peak hours), 62/s, ETA 12s");
   s.vpic_unreachable_since = "2026-12-03T14:02:11Z";
   EXPECT_EQ(FormatProgressLine(s),
-            "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap, "
-            "62/s, ETA 12s; vPIC unreachable since 2026-12-03T14:02:11Z");
+            "120 done, 3 failed, 2 retrying now, 40 waiting for the rate cap "
+            "(up to 1m20s, bulk at NHTSA's peak hours), 62/s, ETA 12s; vPIC "
+            "unreachable since 2026-12-03T14:02:11Z");
+  s.longest_rate_wait = -absl::Seconds(3);  // expected already: not negative
+  s.waiting_at_peak = 0;
+  EXPECT_THAT(FormatProgressLine(s),
+              testing::HasSubstr("40 waiting for the rate cap (up to 0s), "));
 }
 
 TEST(Progress, TheServersUnreachableSinceIsReadBack) {

@@ -337,6 +337,8 @@ TEST_F(FairShareTest, QueuedSaysHowLongEachWaitsInTheFairOrder) {
     ASSERT_FALSE(l->events().empty());
     const Queued q = l->events().front().queued;  // a copy: events grow
     ASSERT_TRUE(q.waiting_for_rate);
+    EXPECT_EQ(q.bulk_peak_hours, peak)
+        << "a bulk flight says when it waits for NHTSA's peak hours";
     Run(none, absl::Seconds(10));
     const absl::Duration waited = SentAt(late.vin) - t0_;
     EXPECT_LE(SentAt(person.vin) - t0_, absl::Milliseconds(100));

@@ -2,8 +2,9 @@
 # The server's logs as an operator meets them, on the real binaries:
 #  - an unknown --log_level or --log_format is a usage error (exit 2);
 #  - --log_format=json writes one JSON object per line, and a decode's line
-#    carries the VIN, waiters, attempts, outcome, latency and its callers
-#    (peer and request ids, a few, then a count);
+#    carries the VIN, waiters, attempts, outcome, latency, the tenant and
+#    priority vinctl sent (--tenant, --priority) and its callers (peer and
+#    request ids, a few, then a count);
 #  - a stdout nobody reads never stalls decoding: lines are dropped and
 #    counted (vin_log_dropped_total) instead, and the process still stops
 #    cleanly.
@@ -48,7 +49,8 @@ start_fake "$fake_bin" "$work/fake.log"
 start_server "$server_bin" "$work/server.log" --log_format=json
 printf '%s\n' 1FTMW1T88MFA00001 1FTMW1T88MFA00001 1FTMW1T88MFA00001 \
   1FTMW1T88MFA00001 1FTMW1T88MFA00001 1HGCM82633A004352 |
-  "$vinctl" batch --server="127.0.0.1:$port" >"$work/out.csv" 2>/dev/null
+  "$vinctl" batch --server="127.0.0.1:$port" --tenant=dealer-42 \
+    --priority=interactive >"$work/out.csv" 2>/dev/null
 kill -TERM "$server_pid"
 wait "$server_pid" || fail "vin-server did not exit 0 on SIGTERM"
 python3 - "$work/server.log" <<'PY' || fail "the JSON log is not what an operator needs"
@@ -60,6 +62,8 @@ ford = [l for l in decodes if l["vin"] == "1FTMW1T88MFA00001"]
 assert len(ford) == 1, decodes  # five rows, one flight
 f = ford[0]
 assert f["outcome"] == "done" and f["attempts"] == 1, f
+# Who asked and how urgently (rule 17): vinctl's --tenant and --priority.
+assert f["tenant"] == "dealer-42" and f["priority"] == "interactive", f
 assert isinstance(f["latency_ms"], (int, float)), f
 # The flight's callers: the first few rows' ids and the stream's peer; the
 # rest as a count (rows that came after the flight was done are cache hits,
