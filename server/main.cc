@@ -93,8 +93,9 @@ ABSL_FLAG(int64_t, max_pending, 1000000,
           "decodes waiting at once, all callers together; beyond it, callers "
           "get RESOURCE_EXHAUSTED / OVERLOADED");
 ABSL_FLAG(int, batch_window, 256,
-          "items of one DecodeBatch stream in progress at once; the server "
-          "reads no further while the window is full (backpressure)");
+          "items of one DecodeBatch stream (or /v1/decode:batch) in progress "
+          "at once; the server reads no further while the window is full "
+          "(backpressure)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long work in progress may finish");
 ABSL_FLAG(std::string, snapshot_path, "",

@@ -107,6 +107,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (!options.http.listen.empty()) {
     http::GatewayOptions h = options.http;
     h.cache_ttl = options.engine.cache_ttl;
+    h.stream_window = static_cast<size_t>(options.batch_window);
     auto gateway = http::Gateway::Start(std::move(h), s->engine_.get());
     if (!gateway.ok()) return gateway.status();
     s->http_ = *std::move(gateway);

@@ -45,6 +45,9 @@ struct GatewayOptions {
   absl::Duration head_timeout = absl::Seconds(10);
   absl::Duration body_timeout = absl::Seconds(30);
   int max_connections_per_client = 256;
+  // Items of one /v1/decode:batch stream in progress at once, as a
+  // DecodeBatch stream's window (the server's --batch_window).
+  size_t stream_window = 256;
   int threads = 2;
   // Rule 17: the header naming a caller's tenant (case-insensitive).
   std::string tenant_header = "x-vin-tenant";

@@ -1,0 +1,238 @@
+// Session's connection (session.h): its start and close, reading a
+// request's head and body within the limits (header_limit, body_limit, the
+// head and body timers; 408, 431, 413 and 400 when a read fails), CORS
+// (the Origin, the preflight), and writing an answer (keep-alive, HEAD).
+// The routes are in session_route.cc, the answers in session_answer.cc,
+// the NDJSON stream in session_stream.cc.
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/http/http_status.h"
+#include "server/http/session.h"
+
+namespace server {
+namespace http {
+namespace internal {
+
+Session::Session(Gateway::Impl* gateway, tcp::socket socket, std::string client)
+    : gateway_(gateway),
+      stream_(std::move(socket)),
+      timer_(stream_.get_executor()),
+      client_(std::move(client)) {}
+
+Session::~Session() {
+  if (counted_) gateway_->Leave(client_);
+  gateway_->Unregister(this);
+}
+
+void Session::Start() {
+  net::dispatch(stream_.get_executor(),
+                [self = shared_from_this()] { self->ReadHead(); });
+}
+
+void Session::Close() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->closing_ = true;
+    self->CancelWaiters();
+    self->timer_.cancel();
+    // (It held itself for its waiters, now cancelled: it goes with this
+    // handler's reference, also when no answer comes to release it.)
+    const std::shared_ptr<Session> keep = std::move(self->hold_);
+    beast::error_code ec;
+    self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    self->stream_.close();
+  });
+}
+
+void Session::RefuseBusy() {
+  auto res = std::make_shared<Response>(bhttp::status::too_many_requests, 11);
+  res->set(bhttp::field::content_type, "application/json");
+  res->set(bhttp::field::retry_after, "1");
+  res->keep_alive(false);
+  res->body() = ErrorBody(429, "TOO_MANY_CONNECTIONS",
+                          absl::StrCat("too many connections from ", client_,
+                                       " (at most ",
+                                       gateway_->options().max_connections_per_client,
+                                       ")"));
+  res->prepare_payload();
+  counted_ = false;
+  Write(std::move(res));
+}
+
+void Session::ReadHead() {
+  if (closing_) return;
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(options().header_limit));
+  parser_->body_limit(options().body_limit);
+  StartTimer(options().head_timeout);
+  bhttp::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) {
+        self->OnHead(ec);
+      });
+}
+
+void Session::StartTimer(absl::Duration limit) {
+  timed_out_ = false;
+  timer_.expires_after(std::chrono::nanoseconds(absl::ToInt64Nanoseconds(limit)));
+  timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec) return;  // cancelled: the read finished first
+    self->timed_out_ = true;
+    beast::error_code ignored;
+    self->stream_.socket().cancel(ignored);
+  });
+}
+
+void Session::ReadFailed(beast::error_code ec, bool head) {
+  timer_.cancel();
+  if (timed_out_) ec = beast::error::timeout;
+  if (ec == bhttp::error::end_of_stream || ec == net::error::eof ||
+      ec == net::error::operation_aborted || closing_) {
+    return Shutdown();
+  }
+  if (ec == beast::error::timeout) {
+    return Fail(408, "REQUEST_TIMEOUT",
+                head ? absl::StrCat("the request head did not arrive within ",
+                                    absl::FormatDuration(options().head_timeout))
+                     : absl::StrCat("the request body did not arrive within ",
+                                    absl::FormatDuration(options().body_timeout)),
+                /*close=*/true);
+  }
+  if (ec == bhttp::error::header_limit) {
+    return Fail(431, "HEADERS_TOO_LARGE",
+                absl::StrCat("the request head is larger than ",
+                             options().header_limit, " bytes"),
+                true);
+  }
+  if (ec == bhttp::error::body_limit) {
+    return Fail(413, "BODY_TOO_LARGE",
+                absl::StrCat("the request body is larger than ",
+                             options().body_limit, " bytes"),
+                true);
+  }
+  if (ec == net::error::connection_reset || ec == net::error::broken_pipe) {
+    return Shutdown();
+  }
+  Fail(400, "BAD_REQUEST",
+       absl::StrCat("not an HTTP/1.1 request: ", ec.message()), true);
+}
+
+bool Session::OriginAllowed() const {
+  if (origin_.empty()) return false;
+  for (const std::string& o : options().cors_origins) {
+    if (o == "*" || o == origin_) return true;
+  }
+  return false;
+}
+
+void Session::AddCors(Response* res) const {
+  if (!OriginAllowed()) return;
+  res->set(bhttp::field::access_control_allow_origin, origin_);
+  res->set(bhttp::field::vary, "Origin");
+  res->set(bhttp::field::access_control_expose_headers,
+           "X-Vin-Source, X-Vin-Stale, X-Vin-Note, Retry-After, ETag");
+}
+
+template <typename Head>
+void Session::Preflight(const Head& head) {
+  keep_alive_ = keep_alive_ && parser_->is_done();
+  if (!OriginAllowed()) {
+    return Fail(403, "CORS_ORIGIN_NOT_ALLOWED",
+                origin_.empty()
+                    ? "OPTIONS is answered for CORS preflights only (no Origin)"
+                    : absl::StrCat("origin ", origin_,
+                                   " is not among --http_cors_origins"),
+                !parser_->is_done());
+  }
+  auto res = MakeResponse(204);
+  res->set(bhttp::field::access_control_allow_methods, "GET, HEAD, POST, OPTIONS");
+  std::string asked;
+  if (auto h = head.find(bhttp::field::access_control_request_headers);
+      h != head.end()) {
+    asked = std::string(h->value());
+  }
+  res->set(bhttp::field::access_control_allow_headers,
+           asked.empty() ? "Content-Type, X-Request-Timeout, If-None-Match"
+                         : HeaderSafe(asked));
+  res->set(bhttp::field::access_control_max_age, "600");
+  Send(std::move(res));
+}
+
+void Session::OnHead(beast::error_code ec) {
+  if (ec) return ReadFailed(ec, true);
+  timer_.cancel();
+  const auto& head = parser_->get();
+  version_ = head.version();
+  keep_alive_ = head.keep_alive();
+  head_only_ = head.method() == bhttp::verb::head;
+  origin_.clear();
+  if (auto o = head.find(bhttp::field::origin); o != head.end()) {
+    origin_ = std::string(o->value());
+  }
+  if (head.method() == bhttp::verb::options) return Preflight(head);
+  route_ = RouteOf(std::string(head.method_string()), std::string(head.target()));
+  if (route_.kind == Route::Kind::kError) {
+    // Nothing of the body is read: the connection cannot go on.
+    return Fail(route_.status, route_.status == 405 ? "METHOD_NOT_ALLOWED"
+                               : route_.status == 404 ? "NOT_FOUND"
+                                                      : "BAD_REQUEST",
+                route_.message, !parser_->is_done());
+  }
+  if (parser_->is_done()) return Handle();
+  if (route_.kind == Route::Kind::kDecodeBatch) {
+    parser_->body_limit(options().stream_body_limit);
+  }
+  StartTimer(options().body_timeout);
+  bhttp::async_read(stream_, buffer_, *parser_,
+                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                      if (ec) return self->ReadFailed(ec, false);
+                      self->timer_.cancel();
+                      self->Handle();
+                    });
+}
+
+std::shared_ptr<Response> Session::MakeResponse(int status) {
+  auto res = std::make_shared<Response>(static_cast<bhttp::status>(status),
+                                        version_ == 0 ? 11 : version_);
+  res->set(bhttp::field::server, "vin-decode-service");
+  return res;
+}
+
+void Session::Send(std::shared_ptr<Response> res) {
+  res->keep_alive(keep_alive_);
+  AddCors(res.get());
+  if (res->result() == bhttp::status::not_modified) res->body().clear();
+  res->prepare_payload();
+  // HEAD: the length of the body a GET would get, and no body.
+  if (head_only_) res->body().clear();
+  Write(std::move(res));
+}
+
+void Session::Write(std::shared_ptr<Response> res) {
+  if (closing_) return;
+  stream_.expires_after(std::chrono::nanoseconds(
+      absl::ToInt64Nanoseconds(options().body_timeout)));
+  bhttp::async_write(
+      stream_, *res,
+      [self = shared_from_this(), res](beast::error_code ec, size_t) {
+        if (ec || !res->keep_alive()) return self->Shutdown();
+        self->ReadHead();
+      });
+}
+
+void Session::Shutdown() {
+  CancelWaiters();
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
+}  // namespace internal
+}  // namespace http
+}  // namespace server

@@ -1,0 +1,334 @@
+// The gateway's insides (gateway.h), private to server/http/ and the only
+// place besides its .cc files that sees Boost: Gateway::Impl (the acceptor,
+// the threads, the per-client admission, the rendered answers kept), a
+// Waiter (one engine waiter of a request) and a Session (one connection:
+// its requests read, routed, given to the engine and answered). Session's
+// members are defined by theme in session.cc (the connection: reading the
+// head, limits, timers, CORS, writing), session_route.cc (a request's route
+// to the engine), session_answer.cc (the answers and errors) and
+// session_stream.cc (the NDJSON /v1/decode:batch stream).
+#ifndef VIN_SERVER_HTTP_SESSION_H_
+#define VIN_SERVER_HTTP_SESSION_H_
+
+#include <grpcpp/support/status.h>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/optional.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
+#include "engine/engine.h"
+#include "server/http/gateway.h"
+#include "server/http/routes.h"
+#include "vin/v1/vin.pb.h"
+
+namespace server {
+namespace http {
+namespace internal {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+using Request = bhttp::request<bhttp::string_body>;
+using Response = bhttp::response<bhttp::string_body>;
+
+// The outcome of one waiter.
+struct Outcome {
+  bool done = false;
+  std::shared_ptr<const engine::DecodeResult> answer;
+  engine::Failure failure;
+};
+
+// A DecodeVinValues answer already rendered for a cached result: cache hits
+// of the same entry (the engine hands out the same result object, its
+// encoded bytes the same) are not rendered again.
+struct Rendered {
+  std::shared_ptr<const std::string> encoded;  // the key's owner
+  std::string searched;                        // as the caller wrote the VIN
+  vin::v1::DecodeResult result;
+  std::string body;
+  std::string etag;
+};
+
+class Session;
+
+}  // namespace internal
+
+// ---------------------------------------------------------------------------
+
+class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
+ public:
+  Impl(GatewayOptions options, engine::Engine* engine);
+
+  absl::Status Listen();
+  void Run();
+  void Stop();
+
+  int port() const { return port_; }
+  const GatewayOptions& options() const { return options_; }
+  engine::Engine* engine() const { return engine_; }
+
+  // Waiters given to the engine and not yet ended: the gateway does not
+  // go before they have.
+  void WaiterStarted();
+  void WaiterEnded();
+
+  // Connections per client address; false when `address` has its share.
+  bool Admit(const std::string& address);
+  void Leave(const std::string& address);
+  void Register(const std::shared_ptr<internal::Session>& s);
+
+  // The rendered answer for `r` asked as `searched`, if kept.
+  std::shared_ptr<const internal::Rendered> FindRendered(
+      const engine::DecodeResult& r, absl::string_view searched);
+  void KeepRendered(std::shared_ptr<const internal::Rendered> r);
+  void Unregister(internal::Session* s);
+
+ private:
+  void Accept();
+
+  // The order matters: members are destroyed last to first, and sessions
+  // that pending handlers still hold are destroyed with ioc_ (their
+  // destructors use mu_, per_client_ and sessions_), after acceptor_.
+  const GatewayOptions options_;
+  engine::Engine* const engine_;
+
+  absl::Mutex mu_;
+  int waiters_ ABSL_GUARDED_BY(mu_) = 0;
+  int running_ ABSL_GUARDED_BY(mu_) = 0;  // threads in ioc_.run()
+  std::map<std::string, int> per_client_ ABSL_GUARDED_BY(mu_);
+  std::map<internal::Session*, std::weak_ptr<internal::Session>> sessions_
+      ABSL_GUARDED_BY(mu_);
+
+  static constexpr size_t kRenderedMax = 4096;
+  absl::Mutex render_mu_;
+  std::map<const std::string*, std::shared_ptr<const internal::Rendered>> rendered_
+      ABSL_GUARDED_BY(render_mu_);
+
+  boost::asio::io_context ioc_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::vector<std::thread> threads_;
+  int port_ = 0;
+  bool stopped_ = false;
+};
+
+namespace internal {
+
+// One engine waiter of a request: relays its terminal event to the session's
+// strand, then deletes itself (the engine never touches it afterwards).
+// Defined in waiter.cc.
+class Waiter final : public engine::DecodeListener {
+ public:
+  Waiter(std::shared_ptr<Gateway::Impl> gateway, std::weak_ptr<Session> session,
+         uint64_t request, size_t index);
+
+  // A /v1/decode:batch item: every event is relayed, not only the last.
+  void set_stream(bool stream) { stream_ = stream; }
+
+  void OnQueued(const engine::Queued& q) override;
+  void OnRetrying(const engine::Retrying& r) override;
+  void OnDone(std::shared_ptr<const engine::DecodeResult> result) override;
+  void OnFailed(const engine::Failure& failure) override;
+
+  // Also for a submission the engine refused (no event then comes).
+  void Finish(Outcome o);
+
+ private:
+  void Relay(vin::v1::DecodeBatchResponse event, bool terminal);
+  bool stream_ = false;
+  std::shared_ptr<Gateway::Impl> gateway_;
+  std::weak_ptr<Session> session_;
+  const uint64_t request_;
+  const size_t index_;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  // `gateway` outlives every session: the sessions still held by pending
+  // handlers when the gateway goes are destroyed with its io_context,
+  // before the state they use (Gateway::Impl's member order).
+  Session(Gateway::Impl* gateway, tcp::socket socket, std::string client);
+  ~Session();
+
+  net::any_io_executor Executor() { return stream_.get_executor(); }
+
+  void Start();
+
+  // From any thread: the connection ends now (the gateway stops).
+  void Close();
+
+  // A waiter of request `request` ended (on the strand).
+  void OnOutcome(uint64_t request, size_t index, Outcome o);
+
+  // A /v1/decode:batch item's event (on the strand).
+  void OnStreamEvent(uint64_t request, size_t index,
+                     vin::v1::DecodeBatchResponse event, bool terminal);
+
+  // Refuses a connection over its client's share, then closes.
+  void RefuseBusy();
+  void set_counted(bool counted) { counted_ = counted; }
+
+ private:
+  enum class Mode { kValues, kVariables, kBatch, kDecode, kStream };
+
+  // One line of a /v1/decode:batch body.
+  struct Item {
+    std::string request_id;
+    std::string vin;
+    engine::DecodeRequest request;
+    absl::optional<engine::Failure> invalid;  // the line is not a request
+  };
+  struct Line {
+    std::string text;
+    bool terminal;
+  };
+
+  const GatewayOptions& options() const { return gateway_->options(); }
+
+  // ---- The connection (session.cc).
+
+  void ReadHead();
+
+  // The head (or body) must arrive within `limit`: past it the read is
+  // cancelled and answered 408. (tcp_stream's own expiry would close the
+  // socket before a 408 could be written.)
+  void StartTimer(absl::Duration limit);
+
+  // A read failed: answer what can be answered, else just close.
+  void ReadFailed(beast::error_code ec, bool head);
+
+  void OnHead(beast::error_code ec);
+
+  // CORS: whether the request's Origin may read the answer.
+  bool OriginAllowed() const;
+  void AddCors(Response* res) const;
+
+  // An OPTIONS request: a CORS preflight (its body, if any, is not read).
+  template <typename Head>
+  void Preflight(const Head& head);
+
+  std::shared_ptr<Response> MakeResponse(int status);
+  void Send(std::shared_ptr<Response> res);
+  void Write(std::shared_ptr<Response> res);
+  void Shutdown();
+
+  // ---- A request's route to the engine (session_route.cc).
+
+  void Handle();
+  // Handle's steps for POST DecodeVINValuesBatch and POST /v1/decode.
+  void HandleVpicBatch(absl::Duration timeout);
+  void HandleDecode(absl::Duration timeout);
+
+  void Submit(std::vector<engine::DecodeRequest> requests);
+  void CancelWaiters();
+  void Respond();
+
+  // ---- The answers (session_answer.cc).
+
+  // vPIC's paths: the answer in vPIC's shape, or the first failure.
+  void RespondVpic();
+
+  // A single decode's answer: rendered once per cached result.
+  void RespondValues(const std::shared_ptr<const engine::DecodeResult>& answer);
+
+  void SendVpic(const std::vector<vin::v1::DecodeResult>& results,
+                const std::string& body, const std::string& etag);
+
+  // `body` with its ETag, or 304 when the request's If-None-Match has it.
+  void SendTagged(std::shared_ptr<Response> res, const std::string& body,
+                  const std::string& etag);
+
+  // A file of the binary's (the page, /openapi.json): revalidated by its
+  // ETag, so a new build's is seen at once.
+  void SendFile(const char* content, const char* type, const std::string& etag);
+
+  static bool Matches(const std::string& header, const std::string& etag);
+
+  // Where the answer came from, in headers (never in vPIC's fields), and
+  // how long browsers and proxies may keep it.
+  void Provenance(const std::vector<vin::v1::DecodeResult>& results,
+                  Response* res) const;
+
+  // Our API: a DecodeResponse, or a google.rpc.Status.
+  void RespondDecode();
+
+  void FailGrpc(const grpc::Status& s,
+                absl::Duration retry_delay = absl::ZeroDuration());
+
+  // A 4xx/5xx decided by the gateway itself; `close` when the connection
+  // cannot go on (the rest of the request is unread).
+  void Fail(int status, absl::string_view reason, absl::string_view message,
+            bool close);
+
+  // ---- /v1/decode:batch: NDJSON in, NDJSON events out while they happen,
+  // at most `--batch_window` items in progress (the next enters when an
+  // item's terminal event has been written: the client's reading paces it).
+  // (session_stream.cc)
+
+  void StartStream(absl::Duration timeout);
+
+  // A client that goes away mid-stream: its reads end with an error.
+  void WatchClient();
+
+  void Refill();
+  void Pump();
+  void StreamGone();
+  void EndStream();
+
+  Gateway::Impl* const gateway_;
+  beast::tcp_stream stream_;
+  net::steady_timer timer_;
+  bool timed_out_ = false;
+  const std::string client_;
+  beast::flat_buffer buffer_;
+  boost::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  Request request_;
+  Route route_;
+  std::string origin_;  // the request's Origin header, "" when none
+  std::string tenant_;  // the request's tenant (rule 17)
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool head_only_ = false;
+  bool closing_ = false;
+  bool counted_ = true;
+  Mode mode_ = Mode::kValues;
+  uint64_t request_seq_ = 0;
+  std::vector<Outcome> outcomes_;
+  std::vector<uint64_t> ids_;
+  std::vector<bool> answered_;
+  size_t pending_ = 0;
+  // /v1/decode:batch.
+  std::vector<Item> items_;
+  size_t next_item_ = 0, in_progress_ = 0, finished_items_ = 0;
+  std::deque<Line> lines_;
+  bool writing_ = false, stream_gone_ = false, stream_done_ = false;
+  std::shared_ptr<bhttp::response<bhttp::empty_body>> stream_head_;
+  std::shared_ptr<bhttp::response_serializer<bhttp::empty_body>> serializer_;
+  std::vector<char> watch_buffer_;
+  std::vector<bool> ended_;
+  std::shared_ptr<Session> hold_;  // while waiters are out
+};
+
+}  // namespace internal
+}  // namespace http
+}  // namespace server
+
+#endif  // VIN_SERVER_HTTP_SESSION_H_
