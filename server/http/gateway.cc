@@ -199,6 +199,10 @@ void Gateway::Impl::Stop() {
 
 absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Start(GatewayOptions options,
                                                         engine::Engine* engine) {
+  if (options.stream_window < 1) {
+    return absl::InvalidArgumentError(
+        "the /v1/decode:batch window must be at least 1 item");
+  }
   auto impl = std::make_shared<Impl>(std::move(options), engine);
   if (absl::Status s = impl->Listen(); !s.ok()) return s;
   impl->Run();

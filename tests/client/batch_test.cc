@@ -255,7 +255,7 @@ class PeakHoursBatchTest : public BatchTest {
 
 TEST_F(PeakHoursBatchTest, ABulkFeedIsToldItWaitsForPeakHours) {
   const std::string progress = ProgressAtPeak(vin::v1::PRIORITY_UNSPECIFIED);
-  EXPECT_THAT(progress, HasSubstr(" 2 waiting for the rate cap (up to "));
+  EXPECT_THAT(progress, HasSubstr(" waiting for the rate cap (up to "));
   EXPECT_THAT(progress, HasSubstr(", bulk at NHTSA's peak hours), "));
 }
 

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/batch_checks.h"
 #include "snapshot/test_snapshot.h"
 #include "testing/batch_session.h"
 #include "testing/scrape.h"
@@ -35,13 +36,13 @@ class MetricsTest : public testing_util::ServerFixture {
     EXPECT_EQ(HttpGet(server_->metrics_port(), "/metrics", &body), 200);
     return ParseSamples(body);
   }
+  // Nothing in progress, the streams' ends included: a client has its
+  // stream's status a moment before the server's reactor is done with it.
   bool Idle() {
-    return server_->engine().WaitForStats(
-        [](const engine::EngineStats& s) {
-          return s.flights == 0 && s.upstream_active == 0 &&
-                 s.pending_wakeups == 0;
-        },
-        absl::Seconds(20));
+    const std::string left =
+        testing_util::WaitUntilNothingInProgress(*server_, absl::Seconds(20));
+    EXPECT_EQ(left, "") << "still in progress";
+    return left.empty();
   }
 };
 
