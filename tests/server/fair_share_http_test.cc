@@ -119,16 +119,18 @@ TEST_F(FairShareHttpTest, TenantsShareTheRateWhateverTheirStreams) {
 }
 
 // Interactive calls that alone would fill every request (300 always in
-// flight) still leave a bulk feed its 10% of the VINs sent.
+// flight) still leave a bulk feed its 10% of the VINs sent. At 600 requests
+// a minute the 300 waiting calls are seven requests' worth, so a client
+// slowed down (a sanitizer build's) still keeps the interactive queue full.
 TEST_F(FairShareHttpTest, BulkKeepsItsMinimumShareUnderInteractiveLoad) {
-  ServerOptions o = RateCapped(1200, 50);
+  ServerOptions o = RateCapped(600, 50);
   StartServer(o);
   std::vector<vin::v1::DecodeBatchRequest> feed(2000);
   for (size_t i = 0; i < feed.size(); ++i) feed[i].set_vin(ValidVin(600000 + i));
   std::set<std::string> bulk;
   for (const auto& r : feed) bulk.insert(r.vin());
   std::thread feeder([&] { testing_util::RunBatch(stub_.get(), feed); });
-  // 300 unary calls in flight for 3 s, each replaced when it ends.
+  // 300 unary calls in flight for 5 s, each replaced when it ends.
   struct Call {
     grpc::ClientContext ctx;
     vin::v1::DecodeRequest req;
@@ -137,7 +139,7 @@ TEST_F(FairShareHttpTest, BulkKeepsItsMinimumShareUnderInteractiveLoad) {
   absl::Mutex mu;
   int in_flight = 0, next = 0;
   std::vector<std::unique_ptr<Call>> calls;
-  const absl::Time end = absl::Now() + absl::Seconds(3);
+  const absl::Time end = absl::Now() + absl::Seconds(5);
   while (absl::Now() < end) {
     {
       absl::MutexLock lock(&mu);
@@ -161,12 +163,12 @@ TEST_F(FairShareHttpTest, BulkKeepsItsMinimumShareUnderInteractiveLoad) {
     mu.Await(absl::Condition(+[](int* n) { return *n == 0; }, &in_flight));
   }
   feeder.join();
-  // Over the requests while both kinds waited (the first 3 s, less the
+  // Over the requests while both kinds waited (the first 5 s, less the
   // first second's start): bulk's share of the VINs.
   const std::vector<fakevpic::RequestRecord> log = fake_->Requests();
   ASSERT_GE(log.size(), 40u);
   int b = 0, total = 0;
-  for (size_t i = 20; i < 50 && i < log.size(); ++i) {
+  for (size_t i = 10; i < 45 && i < log.size(); ++i) {
     for (const auto& [vin, year] : log[i].batch) {
       b += bulk.count(vin) > 0;
       ++total;
