@@ -2,6 +2,8 @@
 // a usage error (exit 2) that names the flag and what it takes.
 #include <signal.h>
 
+#include <cstdio>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,6 +105,54 @@ TEST(FairShareFlags, BadValuesAreUsageErrorsNamingTheProblem) {
     EXPECT_EQ(status, 2) << c.flag;
     EXPECT_THAT(line, HasSubstr(c.says)) << c.flag;
   }
+}
+
+// The HTTP gateway's flags: a request deadline above 0, at least one
+// thread, host:port with an IP address.
+TEST(HttpGatewayFlags, GoodValuesStartTheGateway) {
+  auto [status, line] =
+      RunServer({"--http_listen=127.0.0.1:0", "--http_deadline=2s",
+                 "--http_threads=1", "--http_cors_origins=https://a.example,*"});
+  EXPECT_THAT(line, HasSubstr("listening on"));
+  EXPECT_EQ(status, 0);
+}
+
+TEST(HttpGatewayFlags, BadValuesAreClearErrors) {
+  struct Case {
+    std::vector<std::string> flags;
+    const char* says;
+    int exit;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--http_listen=127.0.0.1:0", "--http_deadline=0s"},
+            "--http_deadline must be a duration above 0 (e.g. 30s), got 0", 2},
+           {{"--http_listen=127.0.0.1:0", "--http_deadline=-5s"},
+            "--http_deadline must be a duration above 0 (e.g. 30s), got -5s", 2},
+           {{"--http_listen=127.0.0.1:0", "--http_threads=0"},
+            "--http_threads must be at least 1, got 0", 2},
+           {{"--http_listen=8080"}, "--http_listen must be host:port, got \"8080\"", 2},
+           {{"--http_listen=localhost:0"},
+            "--http_listen: \"localhost\" is not an IP address", 2},
+       }) {
+    auto [status, line] = RunServer(c.flags);
+    EXPECT_EQ(status, c.exit) << absl::StrJoin(c.flags, " ");
+    EXPECT_THAT(line, HasSubstr(c.says)) << absl::StrJoin(c.flags, " ");
+  }
+}
+
+// --help lists the server's own flags, each with its default.
+TEST(HelpFlag, ListsTheServersFlags) {
+  FILE* out = popen(absl::StrCat(VIN_SERVER_BIN, " --help 2>&1").c_str(), "r");
+  ASSERT_NE(out, nullptr);
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), out)) > 0;) text.append(buf, n);
+  pclose(out);
+  for (const char* flag : {"--listen", "--upstream_rate", "--http_deadline",
+                           "--peak_hours", "--log_level", "--shutdown_grace"}) {
+    EXPECT_THAT(text, HasSubstr(absl::StrCat("    ", flag, " ("))) << flag;
+  }
+  EXPECT_THAT(text, HasSubstr("default: 1000;")) << "--upstream_rate's default";
 }
 
 }  // namespace
