@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -95,6 +96,11 @@ std::optional<HttpRequest> ParseHead(absl::string_view head) {
   return req;
 }
 
+Connection::Connection(int fd) : fd_(fd) {
+  const int on = 1;
+  setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
+}
+
 std::optional<std::string> Connection::ReadHead(absl::Time* arrival,
                                              bool* too_large) {
   std::optional<absl::Time> first_line;
@@ -103,7 +109,7 @@ std::optional<std::string> Connection::ReadHead(absl::Time* arrival,
       buf_.erase(0, 1);  // empty lines between requests
     }
     if (!first_line && buf_.find('\n') != std::string::npos) {
-      first_line = absl::Now();
+      first_line = received_;
     }
     size_t end = buf_.find("\r\n\r\n");
     size_t sep = 4;
@@ -150,10 +156,25 @@ void Connection::WaitForClose() {
 
 bool Connection::Fill() {
   char chunk[16 * 1024];
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
   while (true) {
-    ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
+    iovec iov{chunk, sizeof(chunk)};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    ssize_t n = recvmsg(fd_, &msg, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
+    received_ = absl::Now();  // unless the kernel says when
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        timespec ts;
+        memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+        received_ = absl::TimeFromTimespec(ts);
+      }
+    }
     buf_.append(chunk, static_cast<size_t>(n));
     return true;
   }

@@ -38,9 +38,14 @@ std::optional<HttpRequest> ParseHead(absl::string_view head);
 // Blocking I/O on one accepted socket, with its read buffer.
 class Connection {
  public:
-  explicit Connection(int fd) : fd_(fd) {}
+  // Asks the kernel to stamp what arrives on `fd` (SO_TIMESTAMPNS).
+  explicit Connection(int fd);
 
-  // Reads the next request head. Sets `arrival` when its first line is in.
+  // Reads the next request head. Sets `arrival` to when its first line
+  // reached this machine: the kernel's receive time of the bytes that
+  // completed it, so a fake whose thread was held up (a loaded machine, a
+  // sanitizer build) still records when the request was sent, not when it
+  // read it.
   // Returns nullopt when the peer closed, on error, or on an oversized head
   // (then `too_large` is set).
   std::optional<std::string> ReadHead(absl::Time* arrival, bool* too_large);
@@ -56,6 +61,7 @@ class Connection {
 
   const int fd_;
   std::string buf_;
+  absl::Time received_;  // the kernel's time of the last bytes read
 };
 
 }  // namespace fakevpic

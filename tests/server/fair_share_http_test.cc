@@ -118,19 +118,21 @@ TEST_F(FairShareHttpTest, TenantsShareTheRateWhateverTheirStreams) {
   EXPECT_NEAR(a_sent, 1000, 100) << "A's VINs sent while B had some waiting";
 }
 
-// Interactive calls that alone would fill every request (300 always in
-// flight) still leave a bulk feed its 10% of the VINs sent. At 600 requests
-// a minute the 300 waiting calls are seven requests' worth, so a client
-// slowed down (a sanitizer build's) still keeps the interactive queue full.
+// Interactive calls that alone would fill every request (1,000 always in
+// flight, all at the server) still leave a bulk feed its 10% of the VINs
+// sent. At 600 requests a minute the waiting calls are twenty requests'
+// worth, so a client slowed down (a sanitizer build's) still keeps the
+// interactive queue full.
 TEST_F(FairShareHttpTest, BulkKeepsItsMinimumShareUnderInteractiveLoad) {
   ServerOptions o = RateCapped(600, 50);
+  o.max_streams_per_connection = 2000;  // every call at the server at once
   StartServer(o);
   std::vector<vin::v1::DecodeBatchRequest> feed(2000);
   for (size_t i = 0; i < feed.size(); ++i) feed[i].set_vin(ValidVin(600000 + i));
   std::set<std::string> bulk;
   for (const auto& r : feed) bulk.insert(r.vin());
   std::thread feeder([&] { testing_util::RunBatch(stub_.get(), feed); });
-  // 300 unary calls in flight for 5 s, each replaced when it ends.
+  // 1,000 unary calls in flight for 5 s, each replaced when it ends.
   struct Call {
     grpc::ClientContext ctx;
     vin::v1::DecodeRequest req;
@@ -144,9 +146,9 @@ TEST_F(FairShareHttpTest, BulkKeepsItsMinimumShareUnderInteractiveLoad) {
     {
       absl::MutexLock lock(&mu);
       mu.AwaitWithTimeout(absl::Condition(
-                              +[](int* n) { return *n < 300; }, &in_flight),
+                              +[](int* n) { return *n < 1000; }, &in_flight),
                           absl::Milliseconds(100));
-      if (in_flight >= 300) continue;
+      if (in_flight >= 1000) continue;
       ++in_flight;
     }
     calls.push_back(std::make_unique<Call>());

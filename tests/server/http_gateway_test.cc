@@ -107,6 +107,10 @@ TEST_F(HttpGatewayTest, TheBatchFormGivesEachVinWhatTheSingleEndpointGives) {
 TEST_F(HttpGatewayTest, HundredHttpAndHundredGrpcCallsMakeOneUpstreamRequest) {
   ServerOptions o = Defaults();
   o.max_streams_per_connection = 200;
+  // vPIC holds its answer until all 200 callers are in: the attempt must
+  // not time out meanwhile (the callers' threads take seconds to start in
+  // a sanitizer build), or a retry would be a second request.
+  o.engine.attempt_timeout = absl::Seconds(60);
   StartHttp(o);
   const std::string vin = ValidVin(21);
   fake_->HoldAnswers();
