@@ -166,19 +166,35 @@ TEST_F(FairShareHttpTest, BulkKeepsItsMinimumShareUnderInteractiveLoad) {
   }
   feeder.join();
   // Over the requests while both kinds waited (the first 5 s, less the
-  // first second's start): bulk's share of the VINs.
+  // first second's start): bulk's share of the VINs is at least its 10%.
+  // People first: their VINs filled all but bulk's share (45 of 50) of at
+  // least ten of those requests; bulk first, or a bigger share, would leave
+  // none so filled. A request with fewer of theirs met a queue that a
+  // slowed client (a sanitizer build's) had let run short, and bulk rightly
+  // took the room.
   const std::vector<fakevpic::RequestRecord> log = fake_->Requests();
   ASSERT_GE(log.size(), 40u);
-  int b = 0, total = 0;
+  int b = 0, total = 0, full_b = 0, full_total = 0, full_requests = 0;
   for (size_t i = 10; i < 45 && i < log.size(); ++i) {
+    int rb = 0, rn = 0;
     for (const auto& [vin, year] : log[i].batch) {
-      b += bulk.count(vin) > 0;
-      ++total;
+      rb += bulk.count(vin) > 0;
+      ++rn;
+    }
+    b += rb;
+    total += rn;
+    if (rn - rb >= 45) {
+      full_b += rb;
+      full_total += rn;
+      ++full_requests;
     }
   }
   ASSERT_GT(total, 0);
   EXPECT_GE(static_cast<double>(b) / total, 0.1) << b << " of " << total;
-  EXPECT_LE(static_cast<double>(b) / total, 0.15) << "people first";
+  ASSERT_GE(full_requests, 10) << "people filled too few requests to judge";
+  EXPECT_LE(static_cast<double>(full_b) / full_total, 0.15)
+      << "people first: " << full_b << " of " << full_total << " in "
+      << full_requests << " requests";
 }
 
 // How long twenty request intervals of one bulk feed take at 600 requests
