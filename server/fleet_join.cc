@@ -76,9 +76,16 @@ FleetJoin::HoldCalls() {
 }
 
 bool FleetJoin::Hold(InterceptorBatchMethods* methods) {
-  absl::MutexLock lock(&mu_);
-  if (open_) return false;
-  held_.push_back(methods);
+  size_t held = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (open_) return false;
+    held_.push_back(methods);
+    held = held_.size();
+  }
+  log::Event(spdlog::level::debug,
+             "decode call held until the replica joins its fleet",
+             {{"calls_held", held}});
   return true;
 }
 

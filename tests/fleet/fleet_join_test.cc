@@ -285,7 +285,7 @@ TEST_F(FleetJoinTest, SigtermWhileWaitingForRedisExitsCleanly) {
   ASSERT_TRUE(proc.Start({VIN_SERVER_BIN, "--listen=127.0.0.1:0",
                           "--vpic_base_url=" + fake_->base_url(),
                           "--redis_url=" + redis_.url(),
-                          "--redis_connect_timeout=60s"}));
+                          "--redis_connect_timeout=60s", "--log_level=debug"}));
   auto listening = proc.WaitForLine("listening on", absl::Seconds(20));
   ASSERT_TRUE(listening.has_value());
   const int port = PortIn(*listening);
@@ -294,6 +294,11 @@ TEST_F(FleetJoinTest, SigtermWhileWaitingForRedisExitsCleanly) {
   auto stub = vin::v1::VinDecoderService::NewStub(ChannelTo(port));
   Calls calls;
   calls.Start(stub.get(), ValidVin(501));
+  // The call is held at the server (not still on its way) when the stop
+  // comes: a call the server never saw would end CANCELLED.
+  ASSERT_TRUE(proc.WaitForLine("decode call held until the replica joins",
+                               absl::Seconds(20))
+                  .has_value());
   const absl::Time signalled = absl::Now();
   proc.Signal(SIGTERM);
   EXPECT_EQ(proc.Wait(absl::Seconds(20)), 0);
