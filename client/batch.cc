@@ -60,8 +60,10 @@ class BatchRun {
     absl::optional<Outcome> outcome;
   };
 
-  // Sends records while there is room in the window; returns the input error
-  // that stopped it, if any.
+  // Reads a record, waits for room in the window, sends it; again until the
+  // input or the stream ends. A record is read before the wait, so the one
+  // read when the stream ends (at least the first) is written as
+  // STREAM_ENDED. Returns the input error that stopped it, if any.
   absl::Status SendRecords(Stream* stream);
   void ReadEvents(Stream* stream);
   // Returns whether the event finished its item.
@@ -74,9 +76,10 @@ class BatchRun {
   void Flush() ABSL_LOCKS_EXCLUDED(out_mu_, mu_);
   void ShowProgress() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Whether the record just read (one of records_, not yet sent) may go.
   bool CanSend() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return reader_finished_ || output_failed_ ||
-           records_ - next_to_write_ < options_.window;
+           records_ - 1 - next_to_write_ < options_.window;
   }
 
   const BatchOptions options_;
@@ -198,8 +201,7 @@ absl::Status BatchRun::SendRecords(Stream* stream) {
   while (true) {
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(this, &BatchRun::CanSend));
-      if (reader_finished_ || output_failed_) return absl::OkStatus();
+      if (output_failed_) return absl::OkStatus();  // read nothing more
     }
     auto next = feed_->Next();
     if (!next.ok()) return next.status();
@@ -219,6 +221,11 @@ absl::Status BatchRun::SendRecords(Stream* stream) {
     if (!send) {
       Flush();
       continue;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(this, &BatchRun::CanSend));
+      if (reader_finished_ || output_failed_) return absl::OkStatus();
     }
     DecodeBatchRequest request;
     request.set_request_id(absl::StrCat(record.index));

@@ -111,6 +111,17 @@ void RedisClient::Send(Connection* c, const std::vector<std::string>& argv,
   if (c->waiting.size() == 1) WakeAt(c->waiting.front().queued + timeout_);
 }
 
+void RedisClient::Flush() {
+  Connection* c = commands_.connection.get();
+  if (loop_ == nullptr || c == nullptr || !c->ready || c->gone) return;
+  loop_->AssertOnLoopThread();
+  // The synchronous layer's write: unlike redisAsyncHandleWrite it never
+  // disconnects (which would run callbacks inside the caller's code); an
+  // error stays in the context for the loop's handler to find.
+  int done = 0;
+  (void)redisBufferWrite(&c->context->c, &done);
+}
+
 // ---- Connections ----
 
 void RedisClient::Connect(Slot* slot, bool subscriber) {

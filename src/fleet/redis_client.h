@@ -87,6 +87,12 @@ class RedisClient {
   // Sends a command; `done` gets its reply (a Redis error reply is an error
   // status too). Before Attach, or after Detach, it fails as unreachable.
   void Command(std::vector<std::string> argv, Callback done);
+  // Writes the commands sent so far to Redis now, not on the loop's next
+  // turn (as far as the socket takes them; the rest, and any error, the
+  // loop's next turn handles). For a command whose effect must be in Redis
+  // before something else leaves this process. On the loop; no callback
+  // runs inside it.
+  void Flush();
   // Subscribes to `channel` (once, before or after Attach; renewed on every
   // reconnect). Before the loop's first turn, for OnJoined to wait for it.
   void Subscribe(std::string channel, MessageHandler on_message);

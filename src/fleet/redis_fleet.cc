@@ -144,6 +144,9 @@ void RedisFleet::StoreResult(const std::string& key, std::string cached,
   client_.Command({"SET", absl::StrCat(prefix_, "result:", key),
                    std::move(cached), "PX", Millis(ttl)},
                   [](RedisClient::Reply) {});
+  // In Redis before the engine answers the callers: one who asks another
+  // replica next finds it there.
+  client_.Flush();
 }
 
 void RedisFleet::Publish(const FleetEvent& event) {
