@@ -3,7 +3,8 @@
 # the ceiling is a bare callback-API server (bench/ceiling_server.cc) that
 # answers each item with QUEUED and a DONE carrying a cache hit's vehicle,
 # built and serialized per item; then vin-server in front of the fake vPIC.
-# Prints items/s of both, their ratio, and the server's CPU per item.
+# Prints items/s of both, their ratio, and the server's CPU and context
+# switches (all its threads) per item.
 #
 # Usage: bench/hot_throughput.sh [ITEMS] [DISTINCT] [STREAMS] [WINDOW]
 #   defaults: 100000 items over 100 distinct VINs (hot: cache hits and
@@ -23,20 +24,26 @@ ceiling_pid=
 trap 'kill $ceiling_pid 2>/dev/null || true; stop_procs; rm -rf "$work"' EXIT
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# Context switches of all the process's threads (voluntary: a thread slept,
+# waiting for another; involuntary: preempted): the cost of thread hand-offs.
+switches() { cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ { s += $2 } END { print s }'; }
 hz=$(getconf CLK_TCK)
 
 # run_client PID NAME: the client against 127.0.0.1:$port; prints a line.
 run_client() {
-  local pid=$1 name=$2 before after out
+  local pid=$1 name=$2 before after out cs_before cs_after
   before=$(ticks "$pid")
+  cs_before=$(switches "$pid")
   out=$("$build/stream_client" --server="127.0.0.1:$port" --streams="$streams" \
     --items="$items" --distinct="$distinct" --window="$window" \
     --first_vin="$RANDOM$RANDOM")
   after=$(ticks "$pid")
+  cs_after=$(switches "$pid")
   local rate
   rate=$(sed -E 's/.*items_per_s=([0-9]+).*/\1/' <<<"$out")
   awk -v n="$name" -v r="$rate" -v c="$((after - before))" -v hz="$hz" -v i="$items" \
-    'BEGIN { printf "%-8s %8d items/s  server CPU %.1f us/item\n", n, r, c / hz / i * 1e6 }'
+    -v cs="$((cs_after - cs_before))" \
+    'BEGIN { printf "%-8s %8d items/s  server CPU %.1f us/item  %.2f context switches/item\n", n, r, c / hz / i * 1e6, cs / i }'
   echo "$rate" >"$work/$name.rate"
 }
 

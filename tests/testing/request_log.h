@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "fake_vpic/fake_vpic.h"
 
 namespace testing_util {
@@ -43,6 +45,24 @@ inline bool InFirstRequestsAfter(const std::vector<fakevpic::RequestRecord>& log
     if (++after == n) return false;
   }
   return false;
+}
+
+// For a failure message: the requests from `asked` up to the one that
+// carried `vin`, as "+<ms> <VINs in it>", the one with `vin` marked.
+inline std::string RequestsAfter(const std::vector<fakevpic::RequestRecord>& log,
+                                 const std::string& vin, absl::Time asked) {
+  std::string out;
+  for (const auto& r : log) {
+    if (r.time < asked) continue;
+    bool carried = r.vin == vin;
+    for (const auto& [v, year] : r.batch) carried = carried || v == vin;
+    absl::StrAppend(&out, out.empty() ? "" : ", ", "+",
+                    absl::ToInt64Milliseconds(r.time - asked), "ms ",
+                    std::max<size_t>(1, r.batch.size()), " VINs",
+                    carried ? " (it)" : "");
+    if (carried) break;
+  }
+  return out;
 }
 
 }  // namespace testing_util
