@@ -22,16 +22,17 @@ namespace {
 // upstream rate says so in its QUEUED event.
 constexpr absl::Duration kRateWaitShown = absl::Milliseconds(500);
 
-// The QUEUED of a waiter whose flight's request is expected at `start`
-// (`held_at_peak`: the flight is bulk held to its peak-hours share).
+// The QUEUED of a waiter whose flight (of `priority`) has its request
+// expected at `start`; whether it is bulk held to its peak-hours share is
+// asked only of a flight that waits for the rate.
 Queued QueuedFor(bool coalesced, absl::Time start, absl::Time now,
-                 bool held_at_peak) {
+                 const AttemptRunner& attempts, domain::Priority priority) {
   Queued queued;
   queued.coalesced = coalesced;
   if (start - now > kRateWaitShown) {
     queued.waiting_for_rate = true;
     queued.estimated_wait = start - now;
-    queued.bulk_peak_hours = held_at_peak;
+    queued.bulk_peak_hours = attempts.HeldToPeakShare(priority);
   }
   return queued;
 }
@@ -115,8 +116,7 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   const absl::Time turn = f->state.ticket != 0
                               ? attempts_.EstimatedStart(f->state.ticket, now)
                               : now;
-  answerer_.Queue(w, QueuedFor(true, turn, now,
-                               attempts_.HeldToPeakShare(f->state.priority)));
+  answerer_.Queue(w, QueuedFor(true, turn, now, attempts_, f->state.priority));
   if (f->state.last_retrying) w.listener->OnRetrying(*f->state.last_retrying);
   const absl::Time start = NextStart(*f, now);
   if (leave_at < start) {
@@ -149,8 +149,7 @@ void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
   auto it = f->waiters.find(creator);
   if (it != f->waiters.end()) {
     answerer_.Queue(it->second,
-                    QueuedFor(false, start, now,
-                              attempts_.HeldToPeakShare(f->state.priority)));
+                    QueuedFor(false, start, now, attempts_, f->state.priority));
   }
   if (LeaveIfLate(f, start)) return;
   if (stagger_delay > absl::ZeroDuration()) {

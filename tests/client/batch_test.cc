@@ -203,42 +203,20 @@ TEST_F(BatchTest, ProgressLineShowsRetries) {
                                   "failed, in "));
 }
 
-TEST_F(BatchTest, ProgressLineShowsRowsWaitingForTheRateCap) {
-  server::ServerOptions o = Defaults();
-  o.engine.budget.rate_per_minute = 60;  // one request a second
-  o.engine.budget.burst = 1;
-  o.engine.upstream_batch_max = 1;
-  StartServer(o);
-  vin::v1::DecodeResponse first;
-  ASSERT_TRUE(Decode(kCheckX, &first).ok()) << "takes the token of this second";
-  BatchOptions options;
-  options.show_progress = true;
-  options.progress_interval = absl::Milliseconds(10);
-  auto summary = Run(absl::StrCat(kHonda, "\n", kBuick, "\n"), options);
-  ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_EQ(summary->done, 2);
-  // Both rows are told they wait for the next token, ~1 s away.
-  EXPECT_THAT(progress_.str(), HasSubstr(" 2 waiting for the rate cap (up to "));
-  EXPECT_THAT(progress_.str(), testing::Not(HasSubstr("peak hours")))
-      << "no peak hours on this server";
-}
-
-// Rule 17: at NHTSA's peak hours a bulk feed (vinctl's default priority)
-// is held to its share of the rate, and the progress line says so; the
-// same feed sent as interactive waits for the rate alone.
-class PeakHoursBatchTest : public BatchTest {
+// The progress line of a feed waiting for the rate cap (rule 17 too: at
+// NHTSA's peak hours a bulk feed, vinctl's default priority, is held to its
+// share of the rate, and the progress line says so; the same feed sent as
+// interactive waits for the rate alone).
+class RateCapBatchTest : public BatchTest {
  protected:
   // The progress lines of a two-row feed of `priority` behind the token of
-  // this second, at peak hours all week (bulk at half the rate).
-  std::string ProgressAtPeak(vin::v1::Priority priority) {
-    server::ServerOptions o = Defaults();
-    o.engine.budget.rate_per_minute = 60;  // one request a second
+  // this second (one request a second, burst 1), on a server set as `o`
+  // otherwise.
+  std::string ProgressBehindTheToken(server::ServerOptions o,
+                                     vin::v1::Priority priority) {
+    o.engine.budget.rate_per_minute = 60;
     o.engine.budget.burst = 1;
     o.engine.upstream_batch_max = 1;
-    auto peak = upstream::PeakHours::Parse("Mon-Sun 00:00-24:00 UTC");
-    EXPECT_TRUE(peak.ok()) << peak.status();
-    o.engine.peak_hours = *peak;
-    o.engine.bulk_peak_share = 0.5;
     StartServer(o);
     vin::v1::DecodeResponse first;
     EXPECT_TRUE(Decode(kCheckX, &first).ok()) << "takes the token of this second";
@@ -251,16 +229,36 @@ class PeakHoursBatchTest : public BatchTest {
     if (summary.ok()) EXPECT_EQ(summary->done, 2);
     return progress_.str();
   }
+  // Peak hours all week, bulk at half the rate.
+  static server::ServerOptions AtPeak() {
+    server::ServerOptions o = Defaults();
+    auto peak = upstream::PeakHours::Parse("Mon-Sun 00:00-24:00 UTC");
+    EXPECT_TRUE(peak.ok()) << peak.status();
+    if (peak.ok()) o.engine.peak_hours = *peak;
+    o.engine.bulk_peak_share = 0.5;
+    return o;
+  }
 };
 
-TEST_F(PeakHoursBatchTest, ABulkFeedIsToldItWaitsForPeakHours) {
-  const std::string progress = ProgressAtPeak(vin::v1::PRIORITY_UNSPECIFIED);
+TEST_F(RateCapBatchTest, ProgressLineShowsRowsWaitingForTheRateCap) {
+  const std::string progress =
+      ProgressBehindTheToken(Defaults(), vin::v1::PRIORITY_UNSPECIFIED);
+  // Both rows are told they wait for the next token, ~1 s away.
+  EXPECT_THAT(progress, HasSubstr(" 2 waiting for the rate cap (up to "));
+  EXPECT_THAT(progress, testing::Not(HasSubstr("peak hours")))
+      << "no peak hours on this server";
+}
+
+TEST_F(RateCapBatchTest, ABulkFeedIsToldItWaitsForPeakHours) {
+  const std::string progress =
+      ProgressBehindTheToken(AtPeak(), vin::v1::PRIORITY_UNSPECIFIED);
   EXPECT_THAT(progress, HasSubstr(" waiting for the rate cap (up to "));
   EXPECT_THAT(progress, HasSubstr(", bulk at NHTSA's peak hours), "));
 }
 
-TEST_F(PeakHoursBatchTest, AnInteractiveFeedWaitsForTheRateAlone) {
-  const std::string progress = ProgressAtPeak(vin::v1::PRIORITY_INTERACTIVE);
+TEST_F(RateCapBatchTest, AnInteractiveFeedWaitsForTheRateAlone) {
+  const std::string progress =
+      ProgressBehindTheToken(AtPeak(), vin::v1::PRIORITY_INTERACTIVE);
   EXPECT_THAT(progress, HasSubstr(" waiting for the rate cap (up to "));
   EXPECT_THAT(progress, testing::Not(HasSubstr("peak hours")));
 }

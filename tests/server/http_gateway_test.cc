@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "testing/http_client.h"
@@ -28,7 +27,6 @@ using testing_http::HttpGatewayTest;
 using testing_http::Json;
 using testing_http::kFord;
 using testing_util::HttpCall;
-using testing_util::HttpGet;
 using testing_util::HttpResponse;
 using testing_util::RawExchange;
 using testing_util::RawStatus;

@@ -24,15 +24,12 @@
 namespace server {
 namespace {
 
-using testing_http::Fixture;
 using testing_http::HttpGatewayTest;
 using testing_http::Json;
 using testing_http::kFord;
 using testing_util::HttpCall;
 using testing_util::HttpGet;
 using testing_util::HttpResponse;
-using testing_util::RawExchange;
-using testing_util::RawStatus;
 using testing_util::ValidVin;
 
 // Our API as JSON: a DecodeRequest in, a DecodeResponse out; errors as

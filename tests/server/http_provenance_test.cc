@@ -47,9 +47,7 @@ std::string Notes(const HttpResponse& r) {
 }
 
 TEST_F(HttpGatewayTest, ASnapshotAnswerHasVpicsShapeAndSaysWhereItCameFrom) {
-  if (!snapshot::testing::SnapshotPresent()) {
-    GTEST_SKIP() << "no snapshot at " << snapshot::testing::SnapshotPath();
-  }
+  SKIP_WITHOUT_SNAPSHOT();
   ServerOptions o = Defaults();
   o.snapshot_path = snapshot::testing::SnapshotPath();
   o.engine.max_attempts = 1;

@@ -82,15 +82,6 @@ class RssSampler {
   std::thread thread_;  // last: starts once the rest is built
 };
 
-// The reloads the server has logged so far.
-int Reloads(const ServerUnderTest& server) {
-  int n = 0;
-  for (const std::string& line : server.process.lines()) {
-    n += line.find("SIGHUP received") != std::string::npos;
-  }
-  return n;
-}
-
 // SIGHUP 2-4 s in (so that the warm-up holds a reload: the first one
 // leaves the old index's memory to the allocator), then every 5-15 s, until
 // `end`. Counts them in `sighups`.
@@ -108,10 +99,10 @@ std::thread StartReloader(uint64_t seed, absl::Time end,
       // The server has taken the last one (a SIGHUP sent while another
       // waits merges with it: a reload slower than the interval, as in a
       // TSan build, would otherwise count fewer reloads than signals).
-      while (Reloads(*server) < *sighups && absl::Now() < end) {
-        absl::SleepFor(absl::Milliseconds(20));  // polls the server's log
+      if (!server->process.WaitForLines("SIGHUP received", *sighups, end) ||
+          absl::Now() >= end) {
+        break;
       }
-      if (absl::Now() >= end) break;
       server->process.Signal(SIGHUP);
       ++*sighups;
     }

@@ -81,6 +81,28 @@ class Subprocess {
     }
   }
 
+  // Whether `count` output lines matching `pattern` (ECMAScript regex) are
+  // seen by `deadline` (at once when they are in already).
+  bool WaitForLines(const std::string& pattern, int count,
+                    absl::Time deadline) {
+    const std::regex re(pattern);
+    absl::MutexLock lock(&mu_);
+    size_t next = 0;
+    int seen = 0;
+    auto more = [this, &next]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return lines_.size() > next || eof_;
+    };
+    while (true) {
+      for (; next < lines_.size(); ++next) {
+        seen += std::regex_search(lines_[next], re) ? 1 : 0;
+      }
+      if (seen >= count) return true;
+      if (eof_ || !mu_.AwaitWithDeadline(absl::Condition(&more), deadline)) {
+        return false;
+      }
+    }
+  }
+
   void Signal(int sig) { kill(pid_, sig); }
   pid_t pid() const { return pid_; }
 
