@@ -4,7 +4,11 @@
 # answers each item with QUEUED and a DONE carrying a cache hit's vehicle,
 # built and serialized per item; then vin-server in front of the fake vPIC.
 # Prints items/s of both, their ratio, and the server's CPU and context
-# switches (all its threads) per item.
+# switches (all its threads) per item. On the cold path (DISTINCT=ITEMS) it
+# also runs the ceiling as the cold path's floor ("floor": each item decoded
+# with one blocking GET to the same fake vPIC, inflated, parsed, encoded; see
+# bench/ceiling_server.cc): what one vPIC request per item costs on this
+# machine with no engine and no hand-off between threads.
 #
 # Usage: bench/hot_throughput.sh [ITEMS] [DISTINCT] [STREAMS] [WINDOW]
 #   defaults: 100000 items over 100 distinct VINs (hot: cache hits and
@@ -47,14 +51,23 @@ run_client() {
   echo "$rate" >"$work/$name.rate"
 }
 
-"$build/ceiling_server" --listen=127.0.0.1:0 >"$work/ceiling.log" 2>&1 &
-ceiling_pid=$!
-port=$(await_line "$work/ceiling.log" 'listening on' | sed -E 's/.*\(port ([0-9]+)\).*/\1/')
-echo "items=$items distinct=$distinct streams=$streams window=$window"
-run_client "$ceiling_pid" ceiling
-kill "$ceiling_pid"; wait "$ceiling_pid" 2>/dev/null || true; ceiling_pid=
+# run_ceiling NAME [flags...]: the ceiling server with `flags`, measured.
+run_ceiling() {
+  local name=$1
+  shift
+  "$build/ceiling_server" --listen=127.0.0.1:0 "$@" >"$work/ceiling.log" 2>&1 &
+  ceiling_pid=$!
+  port=$(await_line "$work/ceiling.log" 'listening on' | sed -E 's/.*\(port ([0-9]+)\).*/\1/')
+  run_client "$ceiling_pid" "$name"
+  kill "$ceiling_pid"; wait "$ceiling_pid" 2>/dev/null || true; ceiling_pid=
+}
 
+echo "items=$items distinct=$distinct streams=$streams window=$window"
+run_ceiling ceiling
 start_fake "$build/fake-vpic" "$work/fake.log"
+if [[ $distinct -ge $items ]]; then
+  run_ceiling floor --vpic_base_url="$vpic_url"
+fi
 start_server "$build/vin-server" "$work/server.log" --upstream_rate=0 \
   --batch_window="$window" ${SERVER_FLAGS:-}
 run_client "$server_pid" server
