@@ -8,10 +8,15 @@
 // GET on the stream's keep-alive connection (gzip offered, as vin-server
 // does), inflated, parsed and encoded; nothing else. The GET blocks the
 // reaction, which no real server may do, but costs the least CPU there is:
-// no hand-off between threads beyond the one wait for vPIC's answer.
+// no hand-off between threads beyond the one wait for vPIC's answer. The
+// GET is written by hand on a raw socket, or with --vpic_client=curl made by
+// a libcurl easy handle with vin-server's options (curl_easy_perform): the
+// difference is libcurl's own cost per request. Linked with vin-server's
+// allocator (jemalloc), so that what differs is the rest.
 //
 //   ceiling_server --listen=127.0.0.1:0   (prints "listening on ... (port N)")
 #include <arpa/inet.h>
+#include <curl/curl.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -41,6 +46,8 @@ ABSL_FLAG(std::string, vin, "1HGAAAAA0JA000001", "the VIN whose decode is sent")
 ABSL_FLAG(std::string, vpic_base_url, "",
           "http://127.0.0.1:PORT/api/vehicles: decode each item there (the "
           "cold path's floor); empty: answer every item with the cache hit");
+ABSL_FLAG(std::string, vpic_client, "raw",
+          "with --vpic_base_url: raw (a hand-written GET) or curl (libcurl)");
 
 namespace {
 
@@ -70,7 +77,14 @@ engine::DecodeResult CacheHit(const std::string& vin) {
 // stream's reactions (one at a time). Dies on anything unexpected: a bench.
 class VpicConnection {
  public:
-  explicit VpicConnection(const std::string& base_url) {
+  virtual ~VpicConnection() = default;
+  // DecodeVinValues of `vin`: the body, inflated.
+  virtual std::string Decode(const std::string& vin) = 0;
+};
+
+class RawConnection final : public VpicConnection {
+ public:
+  explicit RawConnection(const std::string& base_url) {
     const std::string scheme = "http://";
     const size_t host_at = scheme.size();
     const size_t colon = base_url.find(':', host_at);
@@ -93,10 +107,9 @@ class VpicConnection {
       Die("cannot connect to " + base_url);
     }
   }
-  ~VpicConnection() { close(fd_); }
+  ~RawConnection() override { close(fd_); }
 
-  // DecodeVinValues of `vin`: the body, inflated.
-  std::string Decode(const std::string& vin) {
+  std::string Decode(const std::string& vin) override {
     const std::string request = "GET " + path_ + "/DecodeVinValues/" + vin +
                                 "?format=json HTTP/1.1\r\nHost: vpic\r\n"
                                 "Accept-Encoding: gzip\r\n\r\n";
@@ -147,13 +160,54 @@ class VpicConnection {
   std::string path_;
 };
 
+// The same GET made by libcurl, with the options vin-server's client sets
+// that bear on the cost (src/vpic/client.cc).
+class CurlConnection final : public VpicConnection {
+ public:
+  explicit CurlConnection(std::string base_url)
+      : base_url_(std::move(base_url)), easy_(curl_easy_init()) {
+    curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy_, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(easy_, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &CurlConnection::OnBody);
+  }
+  ~CurlConnection() override { curl_easy_cleanup(easy_); }
+
+  std::string Decode(const std::string& vin) override {
+    const std::string url =
+        base_url_ + "/DecodeVinValues/" + vin + "?format=json";
+    std::string body;
+    curl_easy_setopt(easy_, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(easy_, CURLOPT_WRITEDATA, &body);
+    if (curl_easy_perform(easy_) != CURLE_OK) Die("curl_easy_perform");
+    return body;
+  }
+
+ private:
+  static size_t OnBody(char* data, size_t size, size_t n, void* body) {
+    static_cast<std::string*>(body)->append(data, size * n);
+    return size * n;
+  }
+
+  const std::string base_url_;
+  CURL* const easy_;
+};
+
+std::unique_ptr<VpicConnection> Connect(const std::string& base_url) {
+  if (absl::GetFlag(FLAGS_vpic_client) == "curl") {
+    return std::make_unique<CurlConnection>(base_url);
+  }
+  return std::make_unique<RawConnection>(base_url);
+}
+
 class Call final
     : public grpc::ServerBidiReactor<DecodeBatchRequest, DecodeBatchResponse> {
  public:
   Call(const engine::DecodeResult* hit, const std::string& vpic_base_url)
       : hit_(hit) {
     if (!vpic_base_url.empty()) {
-      vpic_ = std::make_unique<VpicConnection>(vpic_base_url);
+      vpic_ = Connect(vpic_base_url);
     }
     StartRead(&request_);
   }
@@ -241,6 +295,7 @@ class Service final : public vin::v1::VinDecoderService::CallbackService {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  curl_global_init(CURL_GLOBAL_DEFAULT);  // before any thread starts
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

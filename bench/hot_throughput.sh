@@ -8,7 +8,8 @@
 # also runs the ceiling as the cold path's floor ("floor": each item decoded
 # with one blocking GET to the same fake vPIC, inflated, parsed, encoded; see
 # bench/ceiling_server.cc): what one vPIC request per item costs on this
-# machine with no engine and no hand-off between threads.
+# machine with no engine and no hand-off between threads; "floor-curl" is
+# the same with the GET made by libcurl, as vin-server makes it.
 #
 # Usage: bench/hot_throughput.sh [ITEMS] [DISTINCT] [STREAMS] [WINDOW]
 #   defaults: 100000 items over 100 distinct VINs (hot: cache hits and
@@ -47,7 +48,7 @@ run_client() {
   rate=$(sed -E 's/.*items_per_s=([0-9]+).*/\1/' <<<"$out")
   awk -v n="$name" -v r="$rate" -v c="$((after - before))" -v hz="$hz" -v i="$items" \
     -v cs="$((cs_after - cs_before))" \
-    'BEGIN { printf "%-8s %8d items/s  server CPU %.1f us/item  %.2f context switches/item\n", n, r, c / hz / i * 1e6, cs / i }'
+    'BEGIN { printf "%-10s %8d items/s  server CPU %.1f us/item  %.2f context switches/item\n", n, r, c / hz / i * 1e6, cs / i }'
   echo "$rate" >"$work/$name.rate"
 }
 
@@ -67,6 +68,7 @@ run_ceiling ceiling
 start_fake "$build/fake-vpic" "$work/fake.log"
 if [[ $distinct -ge $items ]]; then
   run_ceiling floor --vpic_base_url="$vpic_url"
+  run_ceiling floor-curl --vpic_base_url="$vpic_url" --vpic_client=curl
 fi
 start_server "$build/vin-server" "$work/server.log" --upstream_rate=0 \
   --batch_window="$window" ${SERVER_FLAGS:-}
