@@ -1,6 +1,8 @@
 #include "server/proto_mapping.h"
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/util/time_util.h>
+#include <google/protobuf/wire_format_lite.h>
 
 namespace server {
 
@@ -19,6 +21,45 @@ std::string EncodeResult(const engine::DecodeResult& in) {
   vin::v1::DecodeResult out;
   BuildProto(in, &out);
   return out.SerializeAsString();
+}
+
+absl::optional<std::string> CacheAnswerBytes(const std::string& live) {
+  using google::protobuf::internal::WireFormatLite;
+  using Result = vin::v1::DecodeResult;
+  google::protobuf::io::CodedInputStream in(
+      reinterpret_cast<const uint8_t*>(live.data()),
+      static_cast<int>(live.size()));
+  std::string out;
+  out.reserve(live.size());
+  // The source goes where EncodeResult puts it, in field-number order;
+  // attempts 0 is the default, which proto3 does not write.
+  bool source_written = false;
+  const auto write_source = [&] {
+    uint8_t field[10];  // two varints of at most 5 bytes
+    uint8_t* end = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(
+        WireFormatLite::MakeTag(Result::kSourceFieldNumber,
+                                WireFormatLite::WIRETYPE_VARINT),
+        field);
+    end = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(
+        vin::v1::SOURCE_CACHE, end);
+    out.append(reinterpret_cast<const char*>(field), end - field);
+    source_written = true;
+  };
+  int start = in.CurrentPosition();
+  while (const uint32_t tag = in.ReadTag()) {
+    const int number = WireFormatLite::GetTagFieldNumber(tag);
+    if (!WireFormatLite::SkipField(&in, tag)) return absl::nullopt;
+    const int end = in.CurrentPosition();
+    if (!source_written && number >= Result::kSourceFieldNumber) write_source();
+    if (number != Result::kSourceFieldNumber &&
+        number != Result::kAttemptsFieldNumber) {
+      out.append(live, static_cast<size_t>(start), static_cast<size_t>(end - start));
+    }
+    start = end;
+  }
+  if (!in.ConsumedEntireMessage()) return absl::nullopt;  // a malformed tag
+  if (!source_written) write_source();
+  return out;
 }
 
 bool DecodeResultBytes(const std::string& bytes, engine::DecodeResult* out) {

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "absl/types/optional.h"
+
 #include "engine/engine.h"
 #include "engine/types.h"
 #include "vin/v1/vin.pb.h"
@@ -14,6 +16,11 @@ namespace server {
 void ToProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out);
 // The wire bytes of a result (the engine's encoder): field by field.
 std::string EncodeResult(const engine::DecodeResult& in);
+// A live result's bytes (EncodeResult's) made the bytes of its cache answer
+// (the engine's recoder): the same fields but source CACHE and attempts 0,
+// in EncodeResult's order, without expanding the vehicle. Nullopt when
+// `live` does not parse.
+absl::optional<std::string> CacheAnswerBytes(const std::string& live);
 // The other way (the engine's decoder): false when `bytes` is not a
 // vin.v1.DecodeResult with a VIN and a decode time.
 bool DecodeResultBytes(const std::string& bytes, engine::DecodeResult* out);

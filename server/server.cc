@@ -67,6 +67,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   options.engine.metrics = s->metrics_.get();
   options.engine.encoder = EncodeResult;
   options.engine.decoder = DecodeResultBytes;
+  options.engine.as_cache_answer = CacheAnswerBytes;
   if (!options.cache_path.empty()) {
     disk_cache::Options d;
     d.path = options.cache_path;

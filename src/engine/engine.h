@@ -90,6 +90,9 @@ struct EngineOptions {
   // Reads those bytes back (stale answers get a note; disk rows are
   // checked); may be empty.
   ResultDecoder decoder;
+  // Turns a live result's bytes into its cache answer's (see
+  // ResultCacheOptions::as_cache_answer); may be empty.
+  CacheAnswerRecoder as_cache_answer;
   // Where the engine counts what it does (not owned; null: counted
   // nowhere). Updates are atomic and never wait.
   metrics::ServiceMetrics* metrics = nullptr;

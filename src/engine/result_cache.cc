@@ -26,6 +26,7 @@ ResultCache::ResultCache(ResultCacheOptions o)
       keep_(std::max(o.ttl, o.stale_max)),
       encoder_(std::move(o.encoder)),
       decoder_(std::move(o.decoder)),
+      as_cache_answer_(std::move(o.as_cache_answer)),
       disk_(o.capacity > 0 && decoder_ ? o.disk : nullptr),
       clock_(o.clock != nullptr ? o.clock : retry::Clock::Real()) {}
 
@@ -41,12 +42,26 @@ ResultCache::Shard& ResultCache::ShardOf(const coalesce::FlightKey& key) {
 std::shared_ptr<const DecodeResult> ResultCache::Insert(
     const coalesce::FlightKey& key, const DecodeResult& result,
     absl::Time now) {
-  auto answer = std::make_shared<DecodeResult>(result);
+  // With the encoder, encoded once as the cache answer, which keeps only
+  // those bytes: made from the live result's bytes when it has them (no
+  // copy of the vehicle), else from a copy of the result.
+  absl::optional<std::string> bytes;
+  if (encoder_ && as_cache_answer_ && result.encoded != nullptr) {
+    bytes = as_cache_answer_(*result.encoded);
+  }
+  std::shared_ptr<DecodeResult> answer;
+  if (bytes) {
+    answer = std::make_shared<DecodeResult>();
+    answer->vin = result.vin;
+    answer->decode_time = result.decode_time;
+  } else {
+    answer = std::make_shared<DecodeResult>(result);
+  }
   answer->source = Source::kCache;
   answer->attempts = 0;
   if (encoder_) {
-    // Encoded once, as the cache answer; the expanded vehicle is dropped.
-    answer->encoded = std::make_shared<const std::string>(encoder_(*answer));
+    if (!bytes) bytes = encoder_(*answer);
+    answer->encoded = std::make_shared<const std::string>(std::move(*bytes));
     answer->vehicle = vpic::Vehicle();
     answer->notes.clear();
     answer->notes.shrink_to_fit();

@@ -35,6 +35,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/optional.h"
 #include "coalesce/flight_table.h"
 #include "engine/types.h"
 #include "retry/clock.h"
@@ -49,6 +50,11 @@ namespace engine {
 using ResultEncoder = std::function<std::string(const DecodeResult&)>;
 // The other way: a result from its bytes; false when they do not parse.
 using ResultDecoder = std::function<bool(const std::string&, DecodeResult*)>;
+// The bytes of a live result as a cache answer (source CACHE, attempts 0),
+// made from the encoder's bytes of it without expanding them: what the
+// encoder makes of the cache answer. Nullopt when they do not parse.
+using CacheAnswerRecoder =
+    std::function<absl::optional<std::string>(const std::string& live)>;
 
 struct ResultCacheOptions {
   size_t capacity = 0;  // 0 disables the cache
@@ -58,6 +64,10 @@ struct ResultCacheOptions {
   ResultDecoder decoder;  // checks the disk's rows; needed with `disk`
   disk_cache::DiskCache* disk = nullptr;  // not owned; may be null
   const retry::Clock* clock = nullptr;    // wall time of disk rows
+  // With the encoder: a live result inserted with its bytes becomes a cache
+  // answer through this, not through a copy and a second encoding. May be
+  // empty.
+  CacheAnswerRecoder as_cache_answer;
 };
 
 class ResultCache {
@@ -127,6 +137,7 @@ class ResultCache {
   const absl::Duration keep_;  // max(ttl, stale_max)
   const ResultEncoder encoder_;
   const ResultDecoder decoder_;
+  const CacheAnswerRecoder as_cache_answer_;
   disk_cache::DiskCache* const disk_;
   const retry::Clock* const clock_;
   std::array<Shard, kShards> shards_;

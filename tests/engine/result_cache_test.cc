@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "disk_cache/disk_cache.h"
 #include "retry/clock.h"
 
@@ -57,6 +58,42 @@ TEST(ResultCache, EvictsLeastRecentlyUsed) {
   EXPECT_NE(cache.Lookup({"A", 0}, kNow), nullptr);
   EXPECT_EQ(cache.Lookup({"B", 0}, kNow), nullptr);
   EXPECT_NE(cache.Lookup({"C", 0}, kNow), nullptr);
+}
+
+// A live result that comes with its bytes becomes a cache answer through
+// the recoder, from those bytes; without bytes, or when the recoder cannot
+// read them, the encoder encodes the cache answer.
+TEST(ResultCache, ALiveResultsBytesAreRecodedNotEncodedAgain) {
+  int encoded = 0;
+  ResultCacheOptions o;
+  o.capacity = 10;
+  o.encoder = [&encoded](const DecodeResult& r) {
+    ++encoded;
+    return absl::StrCat(r.vin, "|", r.vehicle.make, "|", r.attempts);
+  };
+  o.as_cache_answer = [](const std::string& live) -> absl::optional<std::string> {
+    if (live == "unreadable") return absl::nullopt;
+    return "cache answer of " + live;
+  };
+  ResultCache cache(std::move(o));
+  DecodeResult with_bytes = Live("A", "HONDA");
+  with_bytes.encoded = std::make_shared<const std::string>("A|HONDA|3");
+  auto answer = cache.Insert({"A", 0}, with_bytes, kNow);
+  EXPECT_EQ(encoded, 0);
+  EXPECT_EQ(*answer->encoded, "cache answer of A|HONDA|3");
+  for (const auto& a : {answer, cache.Lookup({"A", 0}, kNow)}) {
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->vin, "A");
+    EXPECT_EQ(a->source, Source::kCache);
+    EXPECT_EQ(a->attempts, 0);
+    EXPECT_EQ(a->decode_time, absl::FromUnixSeconds(1000));
+    EXPECT_EQ(a->vehicle.make, "") << "the answer is its bytes alone";
+  }
+  DecodeResult unreadable = Live("B", "FORD");
+  unreadable.encoded = std::make_shared<const std::string>("unreadable");
+  EXPECT_EQ(*cache.Insert({"B", 0}, unreadable, kNow)->encoded, "B|FORD|0");
+  EXPECT_EQ(*cache.Insert({"C", 0}, Live("C", "KIA"), kNow)->encoded, "C|KIA|0");
+  EXPECT_EQ(encoded, 2);
 }
 
 TEST(ResultCache, ZeroCapacityStoresNothing) {

@@ -55,6 +55,38 @@ TEST(DoneBytes, SplicedResultReadsBackAsTheBuiltMessage) {
   }
 }
 
+// A live result's bytes recoded as its cache answer read back as the cache
+// answer the encoder makes, and are as long (each field once), with and
+// without notes and attempts; bytes that do not parse are refused. (Not
+// compared byte for byte: protobuf writes a map in no fixed order.)
+TEST(CacheAnswerBytes, AreWhatTheEncoderMakesOfTheCacheAnswer) {
+  engine::DecodeResult full = Result();
+  engine::DecodeResult bare;
+  bare.vin = "1HGCM82633A004352";
+  bare.decode_time = absl::FromUnixSeconds(1);
+  for (engine::DecodeResult live : {full, bare}) {
+    for (int attempts : {0, 1, 300}) {
+      live.source = engine::Source::kVpic;
+      live.attempts = attempts;
+      engine::DecodeResult cached = live;
+      cached.source = engine::Source::kCache;
+      cached.attempts = 0;
+      const absl::optional<std::string> recoded =
+          CacheAnswerBytes(EncodeResult(live));
+      ASSERT_TRUE(recoded.has_value());
+      vin::v1::DecodeResult got, want;
+      ASSERT_TRUE(got.ParseFromString(*recoded));
+      BuildProto(cached, &want);
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(got, want))
+          << attempts << " attempts: " << got.ShortDebugString();
+      EXPECT_EQ(recoded->size(), want.ByteSizeLong());
+    }
+  }
+  const std::string live = EncodeResult(full);
+  EXPECT_FALSE(CacheAnswerBytes(live.substr(0, live.size() - 3)).has_value());
+  EXPECT_FALSE(CacheAnswerBytes(std::string("\xff\xff\xff\xff", 4)).has_value());
+}
+
 // Protobuf's own conversions: a time before 1970 and a negative span keep
 // nanos within the well-known types' ranges (seconds and nanos of one sign
 // for Duration; nanos in [0, 1e9) for Timestamp).
