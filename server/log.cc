@@ -151,16 +151,12 @@ void FromGrpc(gpr_log_func_args* args) {
         {{"source", absl::StrCat(args->file, ":", args->line)}});
 }
 
-std::string Quote(absl::string_view s) {
-  return nlohmann::json(std::string(s))
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 // A text value, quoted when it holds spaces, quotes or '='.
 std::string TextValue(const std::string& v) {
   for (char c : v) {
     if (c == ' ' || c == '"' || c == '=' || !absl::ascii_isprint(static_cast<unsigned char>(c))) {
-      return Quote(v);
+      return JsonString(v);
     }
   }
   return v.empty() ? "\"\"" : v;
@@ -184,8 +180,8 @@ Field Field::Objects(std::string k,
     std::vector<std::string> values, members;
     for (const Field& m : object) {
       values.push_back(m.text);
-      members.push_back(absl::StrCat(Quote(m.key), ":",
-                                     m.json.empty() ? Quote(m.text) : m.json));
+      members.push_back(absl::StrCat(JsonString(m.key), ":",
+                                     m.json.empty() ? JsonString(m.text) : m.json));
     }
     texts.push_back(absl::StrJoin(values, "/"));
     jsons.push_back(absl::StrCat("{", absl::StrJoin(members, ","), "}"));
@@ -239,6 +235,19 @@ bool Stop(absl::Duration timeout) {
   return done->WaitForNotificationWithTimeout(timeout);
 }
 
+// Printable ASCII without '"' or '\\' (nearly every value: VINs, peers,
+// ids, keys) is written as it is; anything else goes through nlohmann's
+// escaping.
+std::string JsonString(absl::string_view s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
+  });
+  if (plain) return absl::StrCat("\"", s, "\"");
+  return nlohmann::json(std::string(s))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 void Event(spdlog::level::level_enum level, absl::string_view message,
            const std::vector<Field>& fields) {
   if (level < min_level || level == spdlog::level::off) return;
@@ -250,10 +259,10 @@ void Event(spdlog::level::level_enum level, absl::string_view message,
   if (to == nullptr) return;
   std::string line = Prefix(level);
   if (json_format) {
-    absl::StrAppend(&line, "\"msg\":", Quote(message));
+    absl::StrAppend(&line, "\"msg\":", JsonString(message));
     for (const Field& f : fields) {
-      absl::StrAppend(&line, ",", Quote(f.key), ":",
-                      f.json.empty() ? Quote(f.text) : f.json);
+      absl::StrAppend(&line, ",", JsonString(f.key), ":",
+                      f.json.empty() ? JsonString(f.text) : f.json);
     }
   } else {
     absl::StrAppend(&line, message);

@@ -56,6 +56,10 @@ bool Stop(absl::Duration timeout);
 void Event(spdlog::level::level_enum level, absl::string_view message,
            const std::vector<Field>& fields = {});
 
+// `s` as a JSON string, as the JSON lines write it: quoted, escaped, and
+// invalid UTF-8 replaced by U+FFFD.
+std::string JsonString(absl::string_view s);
+
 }  // namespace server::log
 
 #endif  // VIN_SERVER_LOG_H_
