@@ -89,8 +89,8 @@ class RawConnection final : public VpicConnection {
     const size_t host_at = scheme.size();
     const size_t colon = base_url.find(':', host_at);
     const size_t slash = base_url.find('/', host_at);
-    if (base_url.compare(0, host_at, scheme) != 0 || colon == std::string::npos ||
-        slash == std::string::npos) {
+    if (base_url.compare(0, host_at, scheme) != 0 ||
+        colon == std::string::npos || slash == std::string::npos) {
       Die("--vpic_base_url must be http://HOST:PORT/PATH");
     }
     path_ = base_url.substr(slash);
@@ -123,7 +123,8 @@ class RawConnection final : public VpicConnection {
     const std::string head = in.substr(0, head_end);
     const size_t length_at = head.find("Content-Length: ");
     if (length_at == std::string::npos) Die("no Content-Length");
-    const size_t length = std::strtoul(head.c_str() + length_at + 16, nullptr, 10);
+    const size_t length =
+        std::strtoul(head.c_str() + length_at + 16, nullptr, 10);
     while (in.size() < head_end + 4 + length) Read(&in);
     const std::string body = in.substr(head_end + 4, length);
     if (head.find("Content-Encoding: gzip") == std::string::npos) return body;
@@ -280,7 +281,8 @@ class Call final
 class Service final : public vin::v1::VinDecoderService::CallbackService {
  public:
   explicit Service(engine::DecodeResult hit)
-      : hit_(std::move(hit)), vpic_base_url_(absl::GetFlag(FLAGS_vpic_base_url)) {}
+      : hit_(std::move(hit)),
+        vpic_base_url_(absl::GetFlag(FLAGS_vpic_base_url)) {}
   grpc::ServerBidiReactor<DecodeBatchRequest, DecodeBatchResponse>* DecodeBatch(
       grpc::CallbackServerContext*) override {
     return new Call(&hit_, vpic_base_url_);

@@ -151,7 +151,6 @@ void FromGrpc(gpr_log_func_args* args) {
         {{"source", absl::StrCat(args->file, ":", args->line)}});
 }
 
-
 // A text value, quoted when it holds spaces, quotes or '='.
 std::string TextValue(const std::string& v) {
   for (char c : v) {
@@ -180,8 +179,9 @@ Field Field::Objects(std::string k,
     std::vector<std::string> values, members;
     for (const Field& m : object) {
       values.push_back(m.text);
-      members.push_back(absl::StrCat(JsonString(m.key), ":",
-                                     m.json.empty() ? JsonString(m.text) : m.json));
+      members.push_back(
+          absl::StrCat(JsonString(m.key), ":",
+                       m.json.empty() ? JsonString(m.text) : m.json));
     }
     texts.push_back(absl::StrJoin(values, "/"));
     jsons.push_back(absl::StrCat("{", absl::StrJoin(members, ","), "}"));

@@ -25,6 +25,7 @@ std::string EncodeResult(const engine::DecodeResult& in) {
 
 absl::optional<std::string> CacheAnswerBytes(const std::string& live) {
   using google::protobuf::internal::WireFormatLite;
+  using google::protobuf::io::CodedOutputStream;
   using Result = vin::v1::DecodeResult;
   google::protobuf::io::CodedInputStream in(
       reinterpret_cast<const uint8_t*>(live.data()),
@@ -36,12 +37,11 @@ absl::optional<std::string> CacheAnswerBytes(const std::string& live) {
   bool source_written = false;
   const auto write_source = [&] {
     uint8_t field[10];  // two varints of at most 5 bytes
-    uint8_t* end = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(
+    uint8_t* end = CodedOutputStream::WriteVarint32ToArray(
         WireFormatLite::MakeTag(Result::kSourceFieldNumber,
                                 WireFormatLite::WIRETYPE_VARINT),
         field);
-    end = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(
-        vin::v1::SOURCE_CACHE, end);
+    end = CodedOutputStream::WriteVarint32ToArray(vin::v1::SOURCE_CACHE, end);
     out.append(reinterpret_cast<const char*>(field), end - field);
     source_written = true;
   };
@@ -53,7 +53,8 @@ absl::optional<std::string> CacheAnswerBytes(const std::string& live) {
     if (!source_written && number >= Result::kSourceFieldNumber) write_source();
     if (number != Result::kSourceFieldNumber &&
         number != Result::kAttemptsFieldNumber) {
-      out.append(live, static_cast<size_t>(start), static_cast<size_t>(end - start));
+      out.append(live, static_cast<size_t>(start),
+                 static_cast<size_t>(end - start));
     }
     start = end;
   }

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "absl/types/optional.h"
-
 #include "engine/engine.h"
 #include "engine/types.h"
 #include "vin/v1/vin.pb.h"

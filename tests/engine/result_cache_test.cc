@@ -7,9 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "disk_cache/disk_cache.h"
-#include "retry/clock.h"
-
 #include "gtest/gtest.h"
+#include "retry/clock.h"
 
 namespace engine {
 namespace {
@@ -71,7 +70,8 @@ TEST(ResultCache, ALiveResultsBytesAreRecodedNotEncodedAgain) {
     ++encoded;
     return absl::StrCat(r.vin, "|", r.vehicle.make, "|", r.attempts);
   };
-  o.as_cache_answer = [](const std::string& live) -> absl::optional<std::string> {
+  o.as_cache_answer =
+      [](const std::string& live) -> absl::optional<std::string> {
     if (live == "unreadable") return absl::nullopt;
     return "cache answer of " + live;
   };
@@ -92,7 +92,8 @@ TEST(ResultCache, ALiveResultsBytesAreRecodedNotEncodedAgain) {
   DecodeResult unreadable = Live("B", "FORD");
   unreadable.encoded = std::make_shared<const std::string>("unreadable");
   EXPECT_EQ(*cache.Insert({"B", 0}, unreadable, kNow)->encoded, "B|FORD|0");
-  EXPECT_EQ(*cache.Insert({"C", 0}, Live("C", "KIA"), kNow)->encoded, "C|KIA|0");
+  EXPECT_EQ(*cache.Insert({"C", 0}, Live("C", "KIA"), kNow)->encoded,
+            "C|KIA|0");
   EXPECT_EQ(encoded, 2);
 }
 

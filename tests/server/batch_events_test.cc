@@ -84,7 +84,8 @@ TEST(CacheAnswerBytes, AreWhatTheEncoderMakesOfTheCacheAnswer) {
   }
   const std::string live = EncodeResult(full);
   EXPECT_FALSE(CacheAnswerBytes(live.substr(0, live.size() - 3)).has_value());
-  EXPECT_FALSE(CacheAnswerBytes(std::string("\xff\xff\xff\xff", 4)).has_value());
+  EXPECT_FALSE(
+      CacheAnswerBytes(std::string("\xff\xff\xff\xff", 4)).has_value());
 }
 
 // Protobuf's own conversions: a time before 1970 and a negative span keep

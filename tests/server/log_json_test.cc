@@ -2,7 +2,6 @@
 // a short path; every string reads back as itself, escaped as a JSON
 // library escapes it.
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -18,10 +17,18 @@ std::string Reference(const std::string& s) {
 }
 
 TEST(LogJsonString, IsWhatAJsonLibraryWritesForEveryByteAndCommonValues) {
-  std::vector<std::string> cases = {
-      "", "1HGCM82633A004352", "ipv4:127.0.0.1:50514", "#17", "say \"hi\"",
-      "back\\slash", "tab\there", "line\nbreak", std::string("nul\0byte", 8),
-      "caf\xc3\xa9", "bad \xff utf-8", "del \x7f"};
+  std::vector<std::string> cases = {"",
+                                    "1HGCM82633A004352",
+                                    "ipv4:127.0.0.1:50514",
+                                    "#17",
+                                    "say \"hi\"",
+                                    "back\\slash",
+                                    "tab\there",
+                                    "line\nbreak",
+                                    std::string("nul\0byte", 8),
+                                    "caf\xc3\xa9",
+                                    "bad \xff utf-8",
+                                    "del \x7f"};
   for (int b = 0; b < 256; ++b) cases.emplace_back(1, static_cast<char>(b));
   for (const std::string& s : cases) {
     const std::string quoted = JsonString(s);
