@@ -54,23 +54,30 @@ namespace {
 using vin::v1::DecodeBatchRequest;
 using vin::v1::DecodeBatchResponse;
 
-// What a cache hit of `vin` answers: the fake vPIC's decode of it.
-engine::DecodeResult CacheHit(const std::string& vin) {
-  auto answers = fakevpic::Answers::Load(VIN_FIXTURE_DIR);
-  auto decoded = vpic::ParseDecodeVinValues(answers->Normal(vin, 0));
+[[noreturn]] void Die(const std::string& what) {
+  std::cerr << "ceiling_server: " << what << std::endl;
+  std::abort();
+}
+
+// `vin`'s result from vPIC's DecodeVinValues `body`, as the engine makes it.
+engine::DecodeResult ResultOf(const std::string& vin, const std::string& body,
+                              engine::Source source, int attempts) {
+  auto decoded = vpic::ParseDecodeVinValues(body);
+  if (!decoded.ok()) Die(std::string(decoded.status().message()));
   engine::DecodeResult r;
   r.vin = vin;
-  r.vehicle = decoded->vehicle;
-  r.notes = decoded->notes;
-  r.source = engine::Source::kCache;
-  r.attempts = 0;
+  r.vehicle = std::move(decoded->vehicle);
+  r.notes = std::move(decoded->notes);
+  r.source = source;
+  r.attempts = attempts;
   r.decode_time = absl::Now();
   return r;
 }
 
-[[noreturn]] void Die(const std::string& what) {
-  std::cerr << "ceiling_server: " << what << std::endl;
-  std::abort();
+// What a cache hit of `vin` answers: the fake vPIC's decode of it.
+engine::DecodeResult CacheHit(const std::string& vin) {
+  auto answers = fakevpic::Answers::Load(VIN_FIXTURE_DIR);
+  return ResultOf(vin, answers->Normal(vin, 0), engine::Source::kCache, 0);
 }
 
 // One keep-alive HTTP/1.1 connection to an http:// vPIC, used by one
@@ -256,16 +263,7 @@ class Call final
   }
 
   engine::DecodeResult Decode(const std::string& vin) {
-    auto decoded = vpic::ParseDecodeVinValues(vpic_->Decode(vin));
-    if (!decoded.ok()) Die(std::string(decoded.status().message()));
-    engine::DecodeResult r;
-    r.vin = vin;
-    r.vehicle = std::move(decoded->vehicle);
-    r.notes = std::move(decoded->notes);
-    r.source = engine::Source::kVpic;
-    r.attempts = 1;
-    r.decode_time = absl::Now();
-    return r;
+    return ResultOf(vin, vpic_->Decode(vin), engine::Source::kVpic, 1);
   }
 
   const engine::DecodeResult* const hit_;
