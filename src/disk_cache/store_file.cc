@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
+#include "util/private_files.h"
 
 namespace disk_cache {
 namespace {
@@ -225,15 +225,19 @@ absl::StatusOr<std::string> SetAside(const std::string& path,
 
 absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
                                          const Warn& warn, absl::Time now) {
-  const std::filesystem::path parent =
-      std::filesystem::path(path).parent_path();
-  if (!parent.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-    if (ec) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot create the directory of disk cache ", path, ": ",
-                       ec.message()));
+  // The file holds every VIN asked, with times: this user's alone (0600 in
+  // a directory of its own), whatever the umask.
+  auto refused = [&path](const absl::Status& s) {
+    return absl::Status(s.code(),
+                        absl::StrCat("disk cache ", path, ": ", s.message()));
+  };
+  const std::string parent = std::filesystem::path(path).parent_path();
+  if (absl::Status s = util::EnsurePrivateDirectory(parent); !s.ok()) {
+    return refused(s);
+  }
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    if (absl::Status s = util::RestrictToOwner(path + suffix); !s.ok()) {
+      return refused(s);
     }
   }
   absl::StatusOr<Verdict> verdict = Inspect(path);
@@ -242,6 +246,12 @@ absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
     absl::StatusOr<std::string> aside =
         SetAside(path, verdict->problem, warn, now);
     if (!aside.ok()) return aside.status();
+  }
+  // SQLite creates a database 0644 less the umask, and its -wal and -shm
+  // with the database's mode: an empty 0600 file first makes all three
+  // private.
+  if (absl::Status s = util::CreatePrivateFile(path); !s.ok()) {
+    return refused(s);
   }
   return Create(path);
 }

@@ -44,10 +44,15 @@ inline constexpr char kSchemaSql[] =
 using Warn = std::function<void(const std::string&)>;
 
 // Opens the store at `path` for writing, in WAL mode with synchronous=NORMAL:
-// creates the file (and its directory) when missing; sets aside a file that
+// creates the file with mode 0600 (its -wal and -shm follow), in a directory
+// created 0700 when missing, and makes an existing file and its journals
+// 0600; refuses a directory that is not this user's alone
+// (util::EnsurePrivateDirectory: the file holds every VIN asked). Sets aside
+// a file that
 // is not ours (see SetAside), naming it in one `warn`, and creates an empty
 // store in its place. Fails only when no store can be had at `path`: the
-// directory cannot be created, the file cannot be created or moved, another
+// directory cannot be created or is not private, the file cannot be created,
+// made private or moved, another
 // connection holds it locked past the busy timeout, or an I/O error; the
 // status names `path`. `now` names the file set aside.
 absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
