@@ -93,6 +93,10 @@ ABSL_FLAG(std::string, snapshot_path, "",
           "the vPIC snapshot file (scripts/fetch_snapshot.sh writes "
           ".data/vpic.lite.db) for offline decodes; empty: live only. SIGHUP "
           "reloads it without a restart");
+ABSL_FLAG(absl::Duration, snapshot_reload_timeout, absl::Seconds(60),
+          "a load of --snapshot_path (at start, or on SIGHUP) taking longer "
+          "is abandoned and the server keeps what it had (the pinned "
+          "snapshot loads in about 0.5 s)");
 ABSL_FLAG(absl::Duration, snapshot_max_age, absl::Hours(24 * 62),
           "health of vin.v1.VinDecoderService.snapshot is SERVING while the "
           "loaded snapshot's data is younger than this");
@@ -179,6 +183,13 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.listen = absl::GetFlag(FLAGS_listen);
   options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
   options.snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);
+  options.snapshot_reload_timeout = absl::GetFlag(FLAGS_snapshot_reload_timeout);
+  if (options.snapshot_reload_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--snapshot_reload_timeout must be a duration above 0 (e.g. 60s), "
+        "got ",
+        absl::FormatDuration(options.snapshot_reload_timeout)));
+  }
   options.batch_window = absl::GetFlag(FLAGS_batch_window);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.http.listen = absl::GetFlag(FLAGS_http_listen);

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include <iostream>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "server/log.h"
 #include "server/log_observer.h"
 #include "server/server.h"
+#include "snapshot/snapshot_reloader.h"
 
 namespace {
 
@@ -103,6 +105,31 @@ void LogStarted(const server::ServerOptions& options,
   }
 }
 
+// What a SIGHUP reload came to (on the reloader's thread).
+void OnReloaded(server::VinServer& server,
+                snapshot::SnapshotReloader::Loaded loaded) {
+  if (loaded.ok()) {
+    server.UseSnapshot(*std::move(loaded));
+    // The replaced index (tens of MB in many small blocks) is freed unless
+    // a decode still holds it: hand the allocator's free pages back to the
+    // system, so that RSS does not keep a second index after every reload.
+    malloc_trim(0);
+    LogSnapshot(server);
+  } else if (absl::IsCancelled(loaded.status())) {
+    Info("snapshot reload cancelled: the server is stopping");
+  } else if (absl::IsDeadlineExceeded(loaded.status())) {
+    server::log::Event(
+        spdlog::level::err,
+        "snapshot reload abandoned: past --snapshot_reload_timeout, keeping "
+        "the current one",
+        {{"error", loaded.status().ToString()}});
+  } else {
+    server::log::Event(spdlog::level::err,
+                       "snapshot reload failed, keeping the current one",
+                       {{"error", loaded.status().ToString()}});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -157,28 +184,39 @@ int main(int argc, char** argv) {
   }
   LogStarted(*options, **server);
 
+  // SIGHUP reloads run on the reloader's threads, never on this one: this
+  // thread only waits for signals, so SIGTERM is obeyed whatever a reload
+  // is doing.
+  server::VinServer& vin = **server;
+  snapshot::SnapshotReloader reloader(
+      vin.SnapshotLoader(),
+      [&vin](snapshot::SnapshotReloader::Loaded loaded) {
+        OnReloaded(vin, std::move(loaded));
+      },
+      options->snapshot_reload_timeout);
   int sig = 0;
   for (;;) {
     sigwait(&signals, &sig);
     if (sig != SIGHUP) break;
-    Info("SIGHUP received: reloading the offline snapshot");
-    const absl::Status reloaded = (*server)->ReloadSnapshot();
-    // The replaced index (tens of MB in many small blocks) is freed unless a
-    // decode still holds it: hand the allocator's free pages back to the
-    // system, so that RSS does not keep a second index after every reload.
-    malloc_trim(0);
-    if (reloaded.ok()) {
-      LogSnapshot(**server);
-    } else {
-      server::log::Event(spdlog::level::err,
-                         "snapshot reload failed, keeping the current one",
-                         {{"error", reloaded.ToString()}});
+    switch (reloader.Request()) {
+      case snapshot::SnapshotReloader::Requested::kStarted:
+        Info("SIGHUP received: reloading the offline snapshot");
+        break;
+      case snapshot::SnapshotReloader::Requested::kFolded:
+        Info("SIGHUP received while a snapshot reload is in progress: one "
+             "more reload follows it");
+        break;
+      case snapshot::SnapshotReloader::Requested::kStopped:
+        break;
     }
   }
   const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
   Info(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT",
                     " received: not accepting calls; finishing work for up to ",
                     absl::FormatDuration(grace)));
+  // A reload in progress is cancelled: its load notices within
+  // milliseconds, and the stop waits at most 2 s for it to end.
+  reloader.Stop();
   (*server)->Shutdown(grace);
   server->reset();  // the engine and gRPC are gone before the logger stops
   Info("stopped");

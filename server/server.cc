@@ -51,6 +51,25 @@ class ServerObserver final : public engine::EngineObserver {
   HealthService* const health_;
 };
 
+// The snapshot at `path` loaded within `limit`; past `timeout` (its
+// deadline), DEADLINE_EXCEEDED naming --snapshot_reload_timeout.
+snapshot::SnapshotReloader::Loaded LoadSnapshotFile(
+    const std::string& path, const snapshot::LoadLimit& limit,
+    absl::Duration timeout) {
+  if (path.empty()) {
+    return absl::FailedPreconditionError(
+        "no snapshot file to reload: the server was started without "
+        "--snapshot_path");
+  }
+  auto loaded = snapshot::Snapshot::Load(path, limit);
+  if (absl::IsDeadlineExceeded(loaded.status())) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "loading the snapshot ", path, " took longer than ",
+        absl::FormatDuration(timeout), " (--snapshot_reload_timeout)"));
+  }
+  return loaded;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
@@ -62,7 +81,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   s->metrics_->upstream_tenant_vins.SetMaxTenants(
       static_cast<size_t>(std::max(1, options.max_tenants)));
   s->health_ = std::make_unique<HealthService>(options.snapshot_max_age);
-  s->LoadSnapshot(options.snapshot_path);
+  s->LoadSnapshot(options);
   options.engine.snapshots = s->snapshots_.get();
   options.engine.metrics = s->metrics_.get();
   options.engine.encoder = EncodeResult;
@@ -116,12 +135,15 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   return s;
 }
 
-void VinServer::LoadSnapshot(const std::string& path) {
+void VinServer::LoadSnapshot(const ServerOptions& options) {
   snapshots_ = std::make_unique<snapshot::SnapshotStore>();
-  snapshot_path_ = path;
-  if (!path.empty()) {
-    snapshot_status_ = snapshots_->Reload(path);
-    NoteSnapshot();
+  snapshot_path_ = options.snapshot_path;
+  snapshot_timeout_ = options.snapshot_reload_timeout;
+  if (!snapshot_path_.empty()) {
+    const snapshot::LoadLimit limit(absl::Now() + snapshot_timeout_);
+    auto loaded = SnapshotLoader()(limit);
+    snapshot_status_ = loaded.status();
+    if (loaded.ok()) UseSnapshot(*std::move(loaded));
   }
 }
 
@@ -280,15 +302,24 @@ void VinServer::Shutdown(absl::Duration grace) {
 void VinServer::Wait() { server_->Wait(); }
 
 absl::Status VinServer::ReloadSnapshot(const std::string& path) {
-  const std::string& file = path.empty() ? snapshot_path_ : path;
-  if (file.empty()) {
-    return absl::FailedPreconditionError(
-        "no snapshot file to reload: the server was started without "
-        "--snapshot_path");
-  }
-  absl::Status status = snapshots_->Reload(file);
+  const snapshot::LoadLimit limit(absl::Now() + snapshot_timeout_);
+  auto loaded = LoadSnapshotFile(path.empty() ? snapshot_path_ : path, limit,
+                                 snapshot_timeout_);
+  if (!loaded.ok()) return loaded.status();
+  UseSnapshot(*std::move(loaded));
+  return absl::OkStatus();
+}
+
+snapshot::SnapshotReloader::LoadFn VinServer::SnapshotLoader() const {
+  return [path = snapshot_path_,
+          timeout = snapshot_timeout_](const snapshot::LoadLimit& limit) {
+    return LoadSnapshotFile(path, limit, timeout);
+  };
+}
+
+void VinServer::UseSnapshot(std::shared_ptr<const snapshot::Snapshot> loaded) {
+  snapshots_->Swap(std::move(loaded));
   NoteSnapshot();
-  return status;
 }
 
 void VinServer::NoteSnapshot() {

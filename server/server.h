@@ -23,6 +23,7 @@
 #include "server/metrics_exporter.h"
 #include "server/tls.h"
 #include "disk_cache/disk_cache.h"
+#include "snapshot/snapshot_reloader.h"
 #include "snapshot/snapshot_store.h"
 
 namespace server {
@@ -53,6 +54,9 @@ struct ServerOptions {
   // Health of "vin.v1.VinDecoderService.snapshot": SERVING while the loaded
   // snapshot's data is younger than this.
   absl::Duration snapshot_max_age = absl::Hours(24 * 62);
+  // A load of the snapshot (at start, or a reload) that takes longer is
+  // abandoned: the server keeps what it had.
+  absl::Duration snapshot_reload_timeout = absl::Seconds(60);
   // Larger requests are refused by gRPC with RESOURCE_EXHAUSTED.
   int max_receive_message_bytes = domain::kMaxMessageBytes;
   // Per connection: concurrent streams (HTTP/2 MAX_CONCURRENT_STREAMS; a
@@ -123,18 +127,23 @@ class VinServer {
   std::shared_ptr<const snapshot::Snapshot> snapshot() const {
     return snapshots_->Current();
   }
-  // Loads the snapshot file again (or `path`, when given) and swaps it in;
-  // decodes in progress finish on the old one. On failure the current
-  // snapshot stays. Thread-safe.
+  // Loads the snapshot file again (or `path`, when given) within
+  // `snapshot_reload_timeout` and swaps it in; decodes in progress finish on
+  // the old one. On failure the current snapshot stays. Thread-safe.
   absl::Status ReloadSnapshot(const std::string& path = "");
+  // A load of the snapshot file for a SnapshotReloader: owns what it uses,
+  // so it may outlive the server. DEADLINE_EXCEEDED names the flag.
+  snapshot::SnapshotReloader::LoadFn SnapshotLoader() const;
+  // Makes `loaded` the snapshot in use (metrics and health follow).
+  void UseSnapshot(std::shared_ptr<const snapshot::Snapshot> loaded);
 
  private:
   VinServer() = default;
 
   // The steps of Start, in order.
-  // The snapshot store, and the snapshot at `path` when there is one (a
-  // failure is kept in snapshot_status_, not returned).
-  void LoadSnapshot(const std::string& path);
+  // The snapshot store, and the snapshot at `options.snapshot_path` when
+  // there is one (a failure is kept in snapshot_status_, not returned).
+  void LoadSnapshot(const ServerOptions& options);
   // Fleet mode: the Redis fleet, and the engine's options that use it.
   absl::Status StartFleet(const FleetOptions& fleet_options,
                           engine::EngineOptions* engine_options);
@@ -151,6 +160,7 @@ class VinServer {
   void NoteSnapshot();
 
   std::string snapshot_path_;
+  absl::Duration snapshot_timeout_;
   absl::Status snapshot_status_;
   std::unique_ptr<metrics::ServiceMetrics> metrics_;
   std::unique_ptr<snapshot::SnapshotStore> snapshots_;

@@ -5,7 +5,6 @@
 #include "snapshot/index_loader.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -34,24 +33,31 @@ bool IsMultiValued(int id) {
 }  // namespace
 
 absl::Status IndexLoader::Run(const std::string& path) {
-  RETURN_IF_ERROR(db_.Open(path));
+  RETURN_IF_ERROR(db_.Open(path, limit_));
   RETURN_IF_ERROR(CheckTables(path));
-  RETURN_IF_ERROR(LoadElements());
-  RETURN_IF_ERROR(LoadMakesAndModels());
-  RETURN_IF_ERROR(LoadWmis());
-  RETURN_IF_ERROR(LoadPatterns());
-  RETURN_IF_ERROR(LoadEngineModels());
-  RETURN_IF_ERROR(LoadConversions());
+  // Each step's queries stop at the limit; the work between them is
+  // bounded by the rows read, and checked here.
+  for (absl::Status (IndexLoader::*step)() :
+       {&IndexLoader::LoadElements, &IndexLoader::LoadMakesAndModels,
+        &IndexLoader::LoadWmis, &IndexLoader::LoadPatterns,
+        &IndexLoader::LoadEngineModels, &IndexLoader::LoadConversions}) {
+    RETURN_IF_ERROR((this->*step)());
+    RETURN_IF_ERROR(limit_.Check());
+  }
   return absl::OkStatus();
 }
 
 absl::Status IndexLoader::CheckTables(const std::string& path) {
-  for (const char* table : {"Element", "Wmi", "Wmi_VinSchema", "Pattern",
-                            "Make", "Model", "Make_Model", "VinSchema"}) {
-    if (!db_.HasTable(table)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          path, " is not a vPIC snapshot: it has no ", table, " table"));
-    }
+  absl::StatusOr<std::vector<SchemaObject>> schema = db_.ReadSchema();
+  if (!schema.ok()) {
+    return absl::Status(schema.status().code(),
+                        absl::StrCat("cannot read the schema of ", path, ": ",
+                                     schema.status().message()));
+  }
+  absl::Status s = CheckSchema(*schema, kRequiredTables);
+  if (!s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(path, " is not a vPIC snapshot: ",
+                                               s.message()));
   }
   return absl::OkStatus();
 }
@@ -173,16 +179,9 @@ int64_t ParseVpicTime(absl::string_view text) {
 }
 
 absl::StatusOr<std::unique_ptr<const SnapshotIndex>> LoadSnapshotIndex(
-    const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return absl::NotFoundError(absl::StrCat("snapshot file ", path,
-                                            " not found (run "
-                                            "scripts/fetch_snapshot.sh)"));
-  }
-  std::fclose(f);
+    const std::string& path, const LoadLimit& limit) {
   auto index = std::make_unique<SnapshotIndex>();
-  IndexLoader loader(index.get());
+  IndexLoader loader(index.get(), limit);
   absl::Status s = loader.Run(path);
   if (!s.ok()) return s;
   if (index->wmis.empty() || index->pattern_id.empty()) {

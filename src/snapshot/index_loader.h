@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "snapshot/load_limit.h"
 #include "snapshot/snapshot_index.h"
 #include "snapshot/sqlite_db.h"
 
@@ -30,7 +31,9 @@ namespace snapshot {
 
 class IndexLoader {
  public:
-  explicit IndexLoader(SnapshotIndex* index) : ix_(*index) {}
+  // Loads into `index` within `limit` (which must outlive the loader).
+  IndexLoader(SnapshotIndex* index, const LoadLimit& limit)
+      : ix_(*index), limit_(limit) {}
 
   absl::Status Run(const std::string& path);
 
@@ -53,6 +56,7 @@ class IndexLoader {
   };
 
   // index_loader.cc
+  // The file's schema passes CheckSchema (schema_check.h).
   absl::Status CheckTables(const std::string& path);
   absl::Status LoadElements();
   void RankElementCodes();
@@ -94,6 +98,7 @@ class IndexLoader {
   const Lookup* LookupFor(const std::string& table);
 
   SnapshotIndex& ix_;
+  const LoadLimit& limit_;
   Db db_;
   std::vector<std::string> lookup_table_;  // by slot
   std::vector<bool> decodable_;            // by slot

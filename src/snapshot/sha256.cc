@@ -38,7 +38,8 @@ std::string Sha256::HexDigest() {
       reinterpret_cast<const char*>(digest), length));
 }
 
-absl::StatusOr<std::string> Sha256File(const std::string& path) {
+absl::StatusOr<std::string> Sha256File(
+    const std::string& path, absl::FunctionRef<absl::Status()> keep_going) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"),
                                              &std::fclose);
   if (file == nullptr) {
@@ -51,9 +52,11 @@ absl::StatusOr<std::string> Sha256File(const std::string& path) {
   Sha256 hasher;
   std::vector<char> buffer(1 << 20);
   size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
+  do {
+    if (absl::Status s = keep_going(); !s.ok()) return s;
+    n = std::fread(buffer.data(), 1, buffer.size(), file.get());
     hasher.Update(buffer.data(), n);
-  }
+  } while (n > 0);
   if (std::ferror(file.get())) {
     return absl::InternalError(absl::StrCat("cannot read ", path));
   }

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -33,7 +35,13 @@ class Sha256 {
 };
 
 // The sha256 of a whole file, as hex. NOT_FOUND / INTERNAL on I/O failure.
-absl::StatusOr<std::string> Sha256File(const std::string& path);
+// `keep_going` is asked before every MiB read; a status it returns that is
+// not OK ends the hash with that status.
+absl::StatusOr<std::string> Sha256File(
+    const std::string& path,
+    absl::FunctionRef<absl::Status()> keep_going = [] {
+      return absl::OkStatus();
+    });
 
 }  // namespace snapshot
 

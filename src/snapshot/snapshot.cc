@@ -1,6 +1,11 @@
 #include "snapshot/snapshot.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <future>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -55,12 +60,42 @@ Snapshot::~Snapshot() = default;
 
 absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Load(
     const std::string& path) {
+  const LoadLimit unlimited;
+  return Load(path, unlimited);
+}
+
+absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Load(
+    const std::string& path, const LoadLimit& limit) {
   const absl::Time start = absl::Now();
-  // Hash the file on a second thread while the index is built.
+  // A FIFO or a device would block the open or never end.
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) {
+      return absl::NotFoundError(absl::StrCat(
+          "snapshot file ", path, " not found (run scripts/fetch_snapshot.sh)"));
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot stat snapshot file ", path, ": ", std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("snapshot file ", path, " is not a regular file"));
+  }
+  // Hash the file on a second thread while the index is built; a failed
+  // index stops the hash.
+  std::atomic<bool> index_failed{false};
   std::future<absl::StatusOr<std::string>> sha256 =
-      std::async(std::launch::async, [path] { return Sha256File(path); });
+      std::async(std::launch::async, [&path, &limit, &index_failed] {
+        return Sha256File(path, [&]() -> absl::Status {
+          if (index_failed.load(std::memory_order_relaxed)) {
+            return absl::AbortedError("the index failed");
+          }
+          return limit.Check();
+        });
+      });
   absl::StatusOr<std::unique_ptr<const SnapshotIndex>> index =
-      LoadSnapshotIndex(path);
+      LoadSnapshotIndex(path, limit);
+  if (!index.ok()) index_failed.store(true, std::memory_order_relaxed);
   absl::StatusOr<std::string> digest = sha256.get();
   if (!index.ok()) return index.status();
   if (!digest.ok()) return digest.status();

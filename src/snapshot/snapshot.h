@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "snapshot/load_limit.h"
 #include "vpic/vehicle.h"
 
 namespace snapshot {
@@ -40,8 +41,15 @@ struct SnapshotDecode {
 
 class Snapshot {
  public:
-  // Reads the SQLite file once into memory and hashes it. NOT_FOUND when the
-  // file is missing; FAILED_PRECONDITION when it is not a vPIC snapshot.
+  // Reads the SQLite file once into memory and hashes it, the file taken as
+  // input of unknown origin (sqlite_db.h, schema_check.h). NOT_FOUND when
+  // the file is missing; FAILED_PRECONDITION when it is not a regular file,
+  // not a vPIC snapshot, or holds what schema_check.h refuses; CANCELLED or
+  // DEADLINE_EXCEEDED once `limit` says stop (noticed within milliseconds:
+  // README "Offline decoding" has the measured figures).
+  static absl::StatusOr<std::shared_ptr<const Snapshot>> Load(
+      const std::string& path, const LoadLimit& limit);
+  // The same with no limit.
   static absl::StatusOr<std::shared_ptr<const Snapshot>> Load(
       const std::string& path);
 

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "snapshot/key_pattern.h"
+#include "snapshot/load_limit.h"
 
 namespace snapshot {
 
@@ -141,10 +142,12 @@ uint64_t PackWmi(absl::string_view wmi);
 // that orders like the time (YYYYMMDDhhmmssmmm); 0 for NULL or garbage.
 int64_t ParseVpicTime(absl::string_view text);
 
-// Reads the SQLite snapshot at `path` into an index. NOT_FOUND when the file
-// is missing; FAILED_PRECONDITION when it is not a vPIC snapshot.
+// Reads the SQLite snapshot at `path` (an existing regular file) into an
+// index, within `limit` (its CANCELLED or DEADLINE_EXCEEDED once it says
+// stop). FAILED_PRECONDITION when it is not a vPIC snapshot, or holds what
+// schema_check.h refuses.
 absl::StatusOr<std::unique_ptr<const SnapshotIndex>> LoadSnapshotIndex(
-    const std::string& path);
+    const std::string& path, const LoadLimit& limit);
 
 }  // namespace snapshot
 

@@ -1,16 +1,23 @@
-// A read-only SQLite connection for the snapshot loader: open, ask whether a
-// table exists, run a query row by row; and the column readers its row
-// callbacks use.
+// A read-only SQLite connection for the snapshot loader: open the file as
+// untrusted input, read its schema, run a query row by row within the
+// load's LoadLimit; and the column readers its row callbacks use.
+//
+// One thread at a time (the loader's).
 #ifndef VIN_SNAPSHOT_SQLITE_DB_H_
 #define VIN_SNAPSHOT_SQLITE_DB_H_
 
 #include <sqlite3.h>
 
+#include <initializer_list>
 #include <string>
+#include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "snapshot/load_limit.h"
+#include "snapshot/schema_check.h"
 
 namespace snapshot {
 
@@ -21,33 +28,35 @@ class Db {
   Db& operator=(const Db&) = delete;
   ~Db();
 
-  // Opens `path` read-only; FAILED_PRECONDITION when SQLite cannot.
-  absl::Status Open(const std::string& path);
+  // Opens `path` read-only as a file of unknown origin: never as a URI
+  // (Debian's SQLite is built with SQLITE_USE_URI), with
+  // SQLITE_DBCONFIG_DEFENSIVE, trusted_schema off, views, triggers and
+  // extension loading off, no ATTACH, and values of at most 1 MiB. Every
+  // query after this stops (SQLITE_INTERRUPT) once `limit` says so;
+  // `limit` must outlive the Db. FAILED_PRECONDITION when SQLite cannot
+  // open the file.
+  absl::Status Open(const std::string& path, const LoadLimit& limit);
+
+  // Every object of sqlite_master, tables with their generated columns.
+  absl::StatusOr<std::vector<SchemaObject>> ReadSchema();
+
+  // Whether `name` is an ordinary table (not a view, not virtual).
   bool HasTable(absl::string_view name);
 
-  // Runs `sql` and calls `row` for every result row.
-  template <typename F>
-  absl::Status Query(const std::string& sql, F&& row) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) !=
-        SQLITE_OK) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("snapshot query failed (", sqlite3_errmsg(db_),
-                       "): ", sql));
-    }
-    int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) row(stmt);
-    sqlite3_finalize(stmt);
-    if (rc != SQLITE_DONE) {
-      return absl::InternalError(
-          absl::StrCat("reading the snapshot failed: ", sqlite3_errstr(rc)));
-    }
-    return absl::OkStatus();
-  }
+  // Runs `sql` with `params` bound to ?1, ?2... as text and calls `row`
+  // for every result row. Past the limit: its CANCELLED or
+  // DEADLINE_EXCEEDED.
+  absl::Status Query(const std::string& sql,
+                     absl::FunctionRef<void(sqlite3_stmt*)> row,
+                     std::initializer_list<absl::string_view> params = {});
 
  private:
   sqlite3* db_ = nullptr;
+  const LoadLimit* limit_ = nullptr;
 };
+
+// `name` as an SQL identifier in double quotes (a '"' in it doubled).
+std::string QuoteIdentifier(absl::string_view name);
 
 // Column `col` of the current row: as text ("" for NULL), NULL or not, as
 // an int.

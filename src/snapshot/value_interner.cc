@@ -78,7 +78,7 @@ const IndexLoader::Lookup* IndexLoader::LookupFor(const std::string& table) {
       it->second = std::make_unique<Lookup>();
       Lookup* lookup = it->second.get();
       absl::Status s = db_.Query(
-          absl::StrCat("SELECT Id, Name FROM \"", table, "\""),
+          absl::StrCat("SELECT Id, Name FROM ", QuoteIdentifier(table)),
           [&](sqlite3_stmt* st) {
             lookup->names[Int(st, 0)] =
                 std::string(absl::StripAsciiWhitespace(Text(st, 1)));

@@ -1,17 +1,24 @@
 // A broken snapshot file, on the real binary: at start (garbage, or a SQLite
 // file of another schema) the server says why and serves live; on SIGHUP a
 // file that went bad leaves the loaded snapshot serving; the process never
-// dies of it.
+// dies of it. A file that would never finish loading (a never-ending view,
+// a file too big to hash in time) never holds the server: the view is
+// refused by name, a reload past --snapshot_reload_timeout is abandoned,
+// and SIGTERM during a reload stops the process at once.
 #include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "fake_vpic/fake_vpic.h"
 #include "gtest/gtest.h"
 #include "snapshot/test_snapshot.h"
@@ -26,11 +33,13 @@ struct Server {
   testing_util::Subprocess proc;
   std::unique_ptr<vin::v1::VinDecoderService::Stub> stub;
 
-  bool Start(const std::string& vpic, const std::string& snapshot) {
-    if (!proc.Start({VIN_SERVER_BIN, "--listen=127.0.0.1:0",
-                     "--vpic_base_url=" + vpic, "--snapshot_path=" + snapshot})) {
-      return false;
-    }
+  bool Start(const std::string& vpic, const std::string& snapshot,
+             const std::vector<std::string>& flags = {}) {
+    std::vector<std::string> argv = {VIN_SERVER_BIN, "--listen=127.0.0.1:0",
+                                     "--vpic_base_url=" + vpic,
+                                     "--snapshot_path=" + snapshot};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    if (!proc.Start(argv)) return false;
     auto line = proc.WaitForLine("listening on", absl::Seconds(60));
     if (!line) return false;
     const int port = std::stoi(line->substr(line->find("(port ") + 6));
@@ -57,6 +66,44 @@ void Write(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
+// A copy of the real snapshot at `path`.
+void CopySnapshot(const std::string& path) {
+  std::ifstream in(snapshot::testing::SnapshotPath(), std::ios::binary);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << in.rdbuf();
+}
+
+void RemoveSnapshot(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
+}
+
+// Runs `sql` on the file at `path`; "" or SQLite's error.
+std::string Exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  char* error = nullptr;
+  sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  std::string out = error != nullptr ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  return out;
+}
+
+// The file grows (sparsely) to 1 TiB: SQLite reads the same pages (its
+// header says how many), but hashing it would take many minutes.
+bool MakeHuge(const std::string& path) {
+  return truncate(path.c_str(), int64_t{1} << 40) == 0;
+}
+
+void ExpectSnapshotAnswers(Server& s) {
+  vin::v1::DecodeResponse resp;
+  ASSERT_TRUE(s.Decode(vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY, &resp).ok());
+  EXPECT_EQ(resp.result().source(), vin::v1::SOURCE_SNAPSHOT);
+  EXPECT_EQ(resp.result().vehicle().make(), "FORD");
+}
+
 TEST(SnapshotFileTest, AGarbageOrForeignFileAtStartIsNamedAndLiveServes) {
   auto fake = fakevpic::FakeVpic::Start();
   ASSERT_TRUE(fake.ok());
@@ -81,11 +128,7 @@ TEST(SnapshotFileTest, AFileThatWentBadOnSighupLeavesTheLoadedOneServing) {
   auto fake = fakevpic::FakeVpic::Start();
   ASSERT_TRUE(fake.ok());
   const std::string path = TempPath("vpic.db");
-  {
-    std::ifstream in(snapshot::testing::SnapshotPath(), std::ios::binary);
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << in.rdbuf();
-  }
+  CopySnapshot(path);
   Server s;
   ASSERT_TRUE(s.Start((*fake)->base_url(), path));
   ASSERT_TRUE(s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
@@ -98,14 +141,94 @@ TEST(SnapshotFileTest, AFileThatWentBadOnSighupLeavesTheLoadedOneServing) {
     s.proc.Signal(SIGHUP);
     ASSERT_TRUE(s.proc.WaitForLine("snapshot reload failed, keeping the current one",
                                    absl::Seconds(30)));
-    vin::v1::DecodeResponse resp;
-    ASSERT_TRUE(s.Decode(vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY, &resp).ok());
-    EXPECT_EQ(resp.result().source(), vin::v1::SOURCE_SNAPSHOT);
-    EXPECT_EQ(resp.result().vehicle().make(), "FORD");
+    ExpectSnapshotAnswers(s);
   }
   s.proc.Signal(SIGTERM);
   EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
-  std::remove(path.c_str());
+  RemoveSnapshot(path);
+}
+
+// One of the tables the loader reads (Manufacturer, read in full) becomes
+// a view that never ends: the schema check refuses the file, naming the
+// view, at once; at start too.
+TEST(SnapshotFileTest, ANeverEndingViewIsRefusedByName) {
+  SKIP_WITHOUT_SNAPSHOT();
+  auto fake = fakevpic::FakeVpic::Start();
+  ASSERT_TRUE(fake.ok());
+  const std::string path = TempPath("view.db");
+  CopySnapshot(path);
+  {
+    Server s;
+    ASSERT_TRUE(s.Start((*fake)->base_url(), path));
+    ASSERT_TRUE(s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
+    ASSERT_EQ(Exec(path,
+                   "DROP TABLE Manufacturer; CREATE VIEW Manufacturer AS "
+                   "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
+                   "SELECT i + 1 FROM n) SELECT i AS Id, 'X' AS Name FROM n"),
+              "");
+    s.proc.Signal(SIGHUP);
+    EXPECT_TRUE(s.proc.WaitForLine(
+        R"(snapshot reload failed, keeping the current one.*view \\"Manufacturer\\")",
+        absl::Seconds(30)));
+    ExpectSnapshotAnswers(s);
+    s.proc.Signal(SIGTERM);
+    EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
+  }
+  Server s;
+  ASSERT_TRUE(s.Start((*fake)->base_url(), path));
+  EXPECT_TRUE(s.proc.WaitForLine(
+      R"(starting without the offline snapshot.*view \\"Manufacturer\\")",
+      absl::Seconds(5)));
+  s.proc.Signal(SIGTERM);
+  EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
+  RemoveSnapshot(path);
+}
+
+// The file's tables are real, but its load cannot end in time: the reload
+// is abandoned at --snapshot_reload_timeout, logged, and the loaded
+// snapshot keeps answering. (The timeout leaves the load at start, 1 s or
+// so, room in slower builds.)
+TEST(SnapshotFileTest, AReloadPastTheTimeoutIsAbandoned) {
+  SKIP_WITHOUT_SNAPSHOT();
+  auto fake = fakevpic::FakeVpic::Start();
+  ASSERT_TRUE(fake.ok());
+  const std::string path = TempPath("slow.db");
+  CopySnapshot(path);
+  Server s;
+  ASSERT_TRUE(s.Start((*fake)->base_url(), path,
+                      {"--snapshot_reload_timeout=10s"}));
+  ASSERT_TRUE(s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
+  ASSERT_TRUE(MakeHuge(path));
+  s.proc.Signal(SIGHUP);
+  EXPECT_TRUE(s.proc.WaitForLine(
+      "snapshot reload abandoned: past --snapshot_reload_timeout.*10s",
+      absl::Seconds(40)));
+  ExpectSnapshotAnswers(s);
+  s.proc.Signal(SIGTERM);
+  EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
+  RemoveSnapshot(path);
+}
+
+// SIGTERM while a reload runs (one that would take many minutes): the
+// reload is cancelled and the process exits 0 within the usual bound.
+TEST(SnapshotFileTest, SigtermDuringASlowReloadStopsTheProcess) {
+  SKIP_WITHOUT_SNAPSHOT();
+  auto fake = fakevpic::FakeVpic::Start();
+  ASSERT_TRUE(fake.ok());
+  const std::string path = TempPath("endless.db");
+  CopySnapshot(path);
+  Server s;
+  ASSERT_TRUE(s.Start((*fake)->base_url(), path));
+  ASSERT_TRUE(s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
+  ASSERT_TRUE(MakeHuge(path));
+  s.proc.Signal(SIGHUP);
+  ASSERT_TRUE(s.proc.WaitForLine("SIGHUP received: reloading", absl::Seconds(10)));
+  ExpectSnapshotAnswers(s);  // the reload runs; decodes go on
+  s.proc.Signal(SIGTERM);
+  EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
+  EXPECT_TRUE(s.proc.WaitForLine("snapshot reload cancelled: the server is stopping",
+                                 absl::Seconds(1)));
+  RemoveSnapshot(path);
 }
 
 }  // namespace
