@@ -117,16 +117,14 @@ void OnReloaded(server::VinServer& server,
     LogSnapshot(server);
   } else if (absl::IsCancelled(loaded.status())) {
     Info("snapshot reload cancelled: the server is stopping");
-  } else if (absl::IsDeadlineExceeded(loaded.status())) {
+  } else {
     server::log::Event(
         spdlog::level::err,
-        "snapshot reload abandoned: past --snapshot_reload_timeout, keeping "
-        "the current one",
+        absl::IsDeadlineExceeded(loaded.status())
+            ? "snapshot reload abandoned: past --snapshot_reload_timeout, "
+              "keeping the current one"
+            : "snapshot reload failed, keeping the current one",
         {{"error", loaded.status().ToString()}});
-  } else {
-    server::log::Event(spdlog::level::err,
-                       "snapshot reload failed, keeping the current one",
-                       {{"error", loaded.status().ToString()}});
   }
 }
 

@@ -23,6 +23,7 @@
 #include "disk_cache/disk_cache.h"
 #include "disk_cache/test_rows.h"
 #include "gtest/gtest.h"
+#include "testing/raw_sqlite.h"
 
 namespace disk_cache_test {
 
@@ -79,18 +80,7 @@ inline void WriteAll(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
-// Runs `sql` on its own connection to `path`; "" or SQLite's error.
-inline std::string RawExec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite3_open(path.c_str(), &db);
-  sqlite3_busy_timeout(db, 5000);
-  char* error = nullptr;
-  sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  std::string out = error != nullptr ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  return out;
-}
+using testing_util::RawExec;
 
 // The first column of the first row of `sql`, as an integer (-1: no row).
 inline int64_t RawInt(const std::string& path, const std::string& sql) {

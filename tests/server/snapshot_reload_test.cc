@@ -6,7 +6,6 @@
 // refused by name, a reload past --snapshot_reload_timeout is abandoned,
 // and SIGTERM during a reload stops the process at once.
 #include <signal.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,6 +21,7 @@
 #include "fake_vpic/fake_vpic.h"
 #include "gtest/gtest.h"
 #include "snapshot/test_snapshot.h"
+#include "testing/raw_sqlite.h"
 #include "testing/subprocess.h"
 #include "vin/v1/vin.grpc.pb.h"
 
@@ -66,31 +66,6 @@ void Write(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// A copy of the real snapshot at `path`.
-void CopySnapshot(const std::string& path) {
-  std::ifstream in(snapshot::testing::SnapshotPath(), std::ios::binary);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << in.rdbuf();
-}
-
-void RemoveSnapshot(const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm"}) {
-    std::remove((path + suffix).c_str());
-  }
-}
-
-// Runs `sql` on the file at `path`; "" or SQLite's error.
-std::string Exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite3_open(path.c_str(), &db);
-  char* error = nullptr;
-  sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  std::string out = error != nullptr ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  return out;
-}
-
 // The file grows (sparsely) to 1 TiB: SQLite reads the same pages (its
 // header says how many), but hashing it would take many minutes.
 bool MakeHuge(const std::string& path) {
@@ -102,6 +77,11 @@ void ExpectSnapshotAnswers(Server& s) {
   ASSERT_TRUE(s.Decode(vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY, &resp).ok());
   EXPECT_EQ(resp.result().source(), vin::v1::SOURCE_SNAPSHOT);
   EXPECT_EQ(resp.result().vehicle().make(), "FORD");
+}
+
+void ExpectCleanStop(Server& s) {
+  s.proc.Signal(SIGTERM);
+  EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
 }
 
 TEST(SnapshotFileTest, AGarbageOrForeignFileAtStartIsNamedAndLiveServes) {
@@ -118,117 +98,111 @@ TEST(SnapshotFileTest, AGarbageOrForeignFileAtStartIsNamedAndLiveServes) {
   EXPECT_EQ(resp.result().source(), vin::v1::SOURCE_VPIC);
   EXPECT_EQ(s.Decode(vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY, &resp).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
-  s.proc.Signal(SIGTERM);
-  EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
+  ExpectCleanStop(s);
   std::remove(garbage.c_str());
 }
 
-TEST(SnapshotFileTest, AFileThatWentBadOnSighupLeavesTheLoadedOneServing) {
-  SKIP_WITHOUT_SNAPSHOT();
-  auto fake = fakevpic::FakeVpic::Start();
-  ASSERT_TRUE(fake.ok());
-  const std::string path = TempPath("vpic.db");
-  CopySnapshot(path);
+// A copy of the real snapshot (path_) in front of the fake vPIC.
+class SnapshotCopyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_SNAPSHOT();
+    auto fake = fakevpic::FakeVpic::Start();
+    ASSERT_TRUE(fake.ok());
+    fake_ = *std::move(fake);
+    path_ = TempPath("vpic.db");
+    std::ifstream in(snapshot::testing::SnapshotPath(), std::ios::binary);
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+  }
+  void TearDown() override {
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::remove((path_ + suffix).c_str());
+    }
+  }
+  // Starts `s` on the copy and waits until it has loaded it.
+  void StartLoaded(Server& s, const std::vector<std::string>& flags = {}) {
+    ASSERT_TRUE(s.Start(fake_->base_url(), path_, flags));
+    ASSERT_TRUE(s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
+  }
+
+  std::unique_ptr<fakevpic::FakeVpic> fake_;
+  std::string path_;
+};
+
+TEST_F(SnapshotCopyTest, AFileThatWentBadOnSighupLeavesTheLoadedOneServing) {
   Server s;
-  ASSERT_TRUE(s.Start((*fake)->base_url(), path));
-  ASSERT_TRUE(s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
+  StartLoaded(s);
   // The file is replaced by a truncated copy of itself, then by a file of
   // another schema; each SIGHUP fails with a clear error and changes nothing.
   for (const std::string& bad :
        {std::string("SQLite format 3\0", 16) + std::string(100, '\0'),
         std::string("not a database at all")}) {
-    Write(path, bad);
+    Write(path_, bad);
     s.proc.Signal(SIGHUP);
     ASSERT_TRUE(s.proc.WaitForLine("snapshot reload failed, keeping the current one",
                                    absl::Seconds(30)));
     ExpectSnapshotAnswers(s);
   }
-  s.proc.Signal(SIGTERM);
-  EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
-  RemoveSnapshot(path);
+  ExpectCleanStop(s);
 }
 
 // One of the tables the loader reads (Manufacturer, read in full) becomes
 // a view that never ends: the schema check refuses the file, naming the
 // view, at once; at start too.
-TEST(SnapshotFileTest, ANeverEndingViewIsRefusedByName) {
-  SKIP_WITHOUT_SNAPSHOT();
-  auto fake = fakevpic::FakeVpic::Start();
-  ASSERT_TRUE(fake.ok());
-  const std::string path = TempPath("view.db");
-  CopySnapshot(path);
+TEST_F(SnapshotCopyTest, ANeverEndingViewIsRefusedByName) {
   {
     Server s;
-    ASSERT_TRUE(s.Start((*fake)->base_url(), path));
-    ASSERT_TRUE(s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
-    ASSERT_EQ(Exec(path,
-                   "DROP TABLE Manufacturer; CREATE VIEW Manufacturer AS "
-                   "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
-                   "SELECT i + 1 FROM n) SELECT i AS Id, 'X' AS Name FROM n"),
+    StartLoaded(s);
+    ASSERT_EQ(testing_util::RawExec(
+                  path_,
+                  "DROP TABLE Manufacturer; CREATE VIEW Manufacturer AS "
+                  "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
+                  "SELECT i + 1 FROM n) SELECT i AS Id, 'X' AS Name FROM n"),
               "");
     s.proc.Signal(SIGHUP);
     EXPECT_TRUE(s.proc.WaitForLine(
         R"(snapshot reload failed, keeping the current one.*view \\"Manufacturer\\")",
         absl::Seconds(30)));
     ExpectSnapshotAnswers(s);
-    s.proc.Signal(SIGTERM);
-    EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
+    ExpectCleanStop(s);
   }
   Server s;
-  ASSERT_TRUE(s.Start((*fake)->base_url(), path));
+  ASSERT_TRUE(s.Start(fake_->base_url(), path_));
   EXPECT_TRUE(s.proc.WaitForLine(
       R"(starting without the offline snapshot.*view \\"Manufacturer\\")",
       absl::Seconds(5)));
-  s.proc.Signal(SIGTERM);
-  EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
-  RemoveSnapshot(path);
+  ExpectCleanStop(s);
 }
 
 // The file's tables are real, but its load cannot end in time: the reload
 // is abandoned at --snapshot_reload_timeout, logged, and the loaded
-// snapshot keeps answering. (The timeout leaves the load at start, 1 s or
-// so, room in slower builds.)
-TEST(SnapshotFileTest, AReloadPastTheTimeoutIsAbandoned) {
-  SKIP_WITHOUT_SNAPSHOT();
-  auto fake = fakevpic::FakeVpic::Start();
-  ASSERT_TRUE(fake.ok());
-  const std::string path = TempPath("slow.db");
-  CopySnapshot(path);
+// snapshot keeps answering. (The timeout leaves the load at start, 0.5 s
+// here, room in slower builds.)
+TEST_F(SnapshotCopyTest, AReloadPastTheTimeoutIsAbandoned) {
   Server s;
-  ASSERT_TRUE(s.Start((*fake)->base_url(), path,
-                      {"--snapshot_reload_timeout=10s"}));
-  ASSERT_TRUE(s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
-  ASSERT_TRUE(MakeHuge(path));
+  StartLoaded(s, {"--snapshot_reload_timeout=10s"});
+  ASSERT_TRUE(MakeHuge(path_));
   s.proc.Signal(SIGHUP);
   EXPECT_TRUE(s.proc.WaitForLine(
       "snapshot reload abandoned: past --snapshot_reload_timeout.*10s",
       absl::Seconds(40)));
   ExpectSnapshotAnswers(s);
-  s.proc.Signal(SIGTERM);
-  EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
-  RemoveSnapshot(path);
+  ExpectCleanStop(s);
 }
 
 // SIGTERM while a reload runs (one that would take many minutes): the
 // reload is cancelled and the process exits 0 within the usual bound.
-TEST(SnapshotFileTest, SigtermDuringASlowReloadStopsTheProcess) {
-  SKIP_WITHOUT_SNAPSHOT();
-  auto fake = fakevpic::FakeVpic::Start();
-  ASSERT_TRUE(fake.ok());
-  const std::string path = TempPath("endless.db");
-  CopySnapshot(path);
+TEST_F(SnapshotCopyTest, SigtermDuringASlowReloadStopsTheProcess) {
   Server s;
-  ASSERT_TRUE(s.Start((*fake)->base_url(), path));
-  ASSERT_TRUE(s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
-  ASSERT_TRUE(MakeHuge(path));
+  StartLoaded(s);
+  ASSERT_TRUE(MakeHuge(path_));
   s.proc.Signal(SIGHUP);
   ASSERT_TRUE(s.proc.WaitForLine("SIGHUP received: reloading", absl::Seconds(10)));
   ExpectSnapshotAnswers(s);  // the reload runs; decodes go on
-  s.proc.Signal(SIGTERM);
-  EXPECT_EQ(s.proc.Wait(absl::Seconds(20)), 0);
+  ExpectCleanStop(s);
   EXPECT_TRUE(s.proc.WaitForLine("snapshot reload cancelled: the server is stopping",
                                  absl::Seconds(1)));
-  RemoveSnapshot(path);
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 // refuses it with the object's name.
 #include "snapshot/schema_check.h"
 
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "snapshot/load_limit.h"
 #include "snapshot/sqlite_db.h"
+#include "testing/raw_sqlite.h"
 
 namespace snapshot {
 namespace {
@@ -29,14 +29,7 @@ class SchemaFile {
     for (absl::string_view t : kRequiredTables) {
       absl::StrAppend(&ddl, "CREATE TABLE ", t, " (Id INTEGER, Name TEXT);");
     }
-    sqlite3* db = nullptr;
-    sqlite3_open(path_.c_str(), &db);
-    char* error = nullptr;
-    sqlite3_exec(db, ("BEGIN;" + ddl + sql + "COMMIT;").c_str(), nullptr,
-                 nullptr, &error);
-    error_ = error != nullptr ? error : "";
-    sqlite3_free(error);
-    sqlite3_close(db);
+    error_ = testing_util::RawExec(path_, "BEGIN;" + ddl + sql + "COMMIT;");
   }
   ~SchemaFile() { std::remove(path_.c_str()); }
 

@@ -103,105 +103,104 @@ class Outcomes {
   std::vector<absl::Status> statuses_ ABSL_GUARDED_BY(mu_);
 };
 
-SnapshotReloader::LoadFn LoadWith(const std::shared_ptr<Loads>& loads) {
-  return [loads](const LoadLimit& limit) { return loads->Run(limit); };
-}
+// Loads of one mode behind a reloader with `timeout`.
+struct Reloading {
+  Reloading(Loads::Mode mode, absl::Duration timeout)
+      : loads(std::make_shared<Loads>(mode)),
+        reloader(
+            [l = loads](const LoadLimit& limit) { return l->Run(limit); },
+            outcomes.callback(), timeout) {}
+
+  // Asks for the first reload and returns its outcome.
+  absl::Status FirstOutcome() {
+    EXPECT_EQ(reloader.Request(), Requested::kStarted);
+    const std::vector<absl::Status> done = outcomes.Await(1);
+    return done.empty() ? absl::UnknownError("no outcome") : done[0];
+  }
+
+  std::shared_ptr<Loads> loads;
+  Outcomes outcomes;
+  SnapshotReloader reloader;
+};
 
 TEST(SnapshotReloader, RequestsDuringAReloadFoldIntoOneMore) {
-  auto loads = std::make_shared<Loads>(Loads::kIgnoreLimitUntilGate);
-  Outcomes outcomes;
-  SnapshotReloader reloader(LoadWith(loads), outcomes.callback(),
-                            absl::Minutes(10));
-  EXPECT_EQ(reloader.Request(), Requested::kStarted);
-  EXPECT_EQ(reloader.Request(), Requested::kFolded);  // the same, pending
-  ASSERT_TRUE(loads->AwaitStarted(1));
-  EXPECT_EQ(reloader.Request(), Requested::kFolded);  // one more after it
-  EXPECT_EQ(reloader.Request(), Requested::kFolded);  // the same one more
-  loads->gate.Notify();
-  const std::vector<absl::Status> done = outcomes.Await(2);
+  Reloading r(Loads::kIgnoreLimitUntilGate, absl::Minutes(10));
+  EXPECT_EQ(r.reloader.Request(), Requested::kStarted);
+  EXPECT_EQ(r.reloader.Request(), Requested::kFolded);  // the same, pending
+  ASSERT_TRUE(r.loads->AwaitStarted(1));
+  EXPECT_EQ(r.reloader.Request(), Requested::kFolded);  // one more after it
+  EXPECT_EQ(r.reloader.Request(), Requested::kFolded);  // the same one more
+  r.loads->gate.Notify();
+  const std::vector<absl::Status> done = r.outcomes.Await(2);
   ASSERT_EQ(done.size(), 2u);
   EXPECT_EQ(done[0].message(), "load 1");
   EXPECT_EQ(done[1].message(), "load 2");
-  reloader.Stop();
-  EXPECT_EQ(outcomes.all().size(), 2u);
-  absl::MutexLock lock(&loads->mu);
-  EXPECT_EQ(loads->started, 2);
-  EXPECT_EQ(loads->max_running, 1);
+  r.reloader.Stop();
+  EXPECT_EQ(r.outcomes.all().size(), 2u);
+  absl::MutexLock lock(&r.loads->mu);
+  EXPECT_EQ(r.loads->started, 2);
+  EXPECT_EQ(r.loads->max_running, 1);
 }
 
 TEST(SnapshotReloader, ALoadThatHonoursItsLimitEndsAtTheTimeout) {
-  auto loads = std::make_shared<Loads>(Loads::kUntilLimit);
-  Outcomes outcomes;
-  SnapshotReloader reloader(LoadWith(loads), outcomes.callback(),
-                            absl::Milliseconds(100));
-  ASSERT_EQ(reloader.Request(), Requested::kStarted);
-  const std::vector<absl::Status> done = outcomes.Await(1);
-  ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].code(), absl::StatusCode::kDeadlineExceeded) << done[0];
-  reloader.Stop();
-  absl::MutexLock lock(&loads->mu);
-  EXPECT_EQ(loads->stopped_by_limit, 1);
-  EXPECT_EQ(loads->running, 0);
+  Reloading r(Loads::kUntilLimit, absl::Milliseconds(100));
+  const absl::Status outcome = r.FirstOutcome();
+  EXPECT_EQ(outcome.code(), absl::StatusCode::kDeadlineExceeded) << outcome;
+  r.reloader.Stop();
+  absl::MutexLock lock(&r.loads->mu);
+  EXPECT_EQ(r.loads->stopped_by_limit, 1);
+  EXPECT_EQ(r.loads->running, 0);
 }
 
 // The reloader does not wait for a load that does not notice: it says so
 // at the deadline, drops the late result, and the next reload starts once
 // the abandoned load has ended.
 TEST(SnapshotReloader, ALoadThatIgnoresItsLimitIsAbandonedAtTheTimeout) {
-  auto loads = std::make_shared<Loads>(Loads::kIgnoreLimitUntilGate);
-  Outcomes outcomes;
-  SnapshotReloader reloader(LoadWith(loads), outcomes.callback(),
-                            absl::Milliseconds(100));
-  ASSERT_EQ(reloader.Request(), Requested::kStarted);
-  std::vector<absl::Status> done = outcomes.Await(1);
-  ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].code(), absl::StatusCode::kDeadlineExceeded) << done[0];
-  EXPECT_TRUE(absl::StrContains(done[0].message(), "100ms")) << done[0];
-  EXPECT_EQ(reloader.Request(), Requested::kStarted);
-  loads->gate.Notify();  // load 1 ends late; load 2 runs after it
-  done = outcomes.Await(2);
+  Reloading r(Loads::kIgnoreLimitUntilGate, absl::Milliseconds(100));
+  const absl::Status outcome = r.FirstOutcome();
+  EXPECT_EQ(outcome.code(), absl::StatusCode::kDeadlineExceeded) << outcome;
+  EXPECT_TRUE(absl::StrContains(outcome.message(), "100ms")) << outcome;
+  EXPECT_EQ(r.reloader.Request(), Requested::kStarted);
+  r.loads->gate.Notify();  // load 1 ends late; load 2 runs after it
+  const std::vector<absl::Status> done = r.outcomes.Await(2);
   ASSERT_EQ(done.size(), 2u);
   EXPECT_EQ(done[1].message(), "load 2");
-  reloader.Stop();
-  EXPECT_EQ(outcomes.all().size(), 2u);  // load 1's own result was dropped
-  absl::MutexLock lock(&loads->mu);
-  EXPECT_EQ(loads->stopped_by_limit, 1);  // load 1's limit was cancelled
-  EXPECT_EQ(loads->max_running, 1);
+  r.reloader.Stop();
+  EXPECT_EQ(r.outcomes.all().size(), 2u);  // load 1's own result was dropped
+  absl::MutexLock lock(&r.loads->mu);
+  EXPECT_EQ(r.loads->stopped_by_limit, 1);  // load 1's limit was cancelled
+  EXPECT_EQ(r.loads->max_running, 1);
 }
 
 TEST(SnapshotReloader, StopCancelsTheReloadInProgress) {
-  auto loads = std::make_shared<Loads>(Loads::kUntilLimit);
-  Outcomes outcomes;
-  SnapshotReloader reloader(LoadWith(loads), outcomes.callback(),
-                            absl::Hours(1));
-  ASSERT_EQ(reloader.Request(), Requested::kStarted);
-  ASSERT_TRUE(loads->AwaitStarted(1));
-  EXPECT_EQ(reloader.Request(), Requested::kFolded);  // forgotten by Stop
-  reloader.Stop();
-  const std::vector<absl::Status> done = outcomes.all();
+  Reloading r(Loads::kUntilLimit, absl::Hours(1));
+  ASSERT_EQ(r.reloader.Request(), Requested::kStarted);
+  ASSERT_TRUE(r.loads->AwaitStarted(1));
+  EXPECT_EQ(r.reloader.Request(), Requested::kFolded);  // forgotten by Stop
+  r.reloader.Stop();
+  const std::vector<absl::Status> done = r.outcomes.all();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].code(), absl::StatusCode::kCancelled) << done[0];
-  EXPECT_EQ(reloader.Request(), Requested::kStopped);
-  absl::MutexLock lock(&loads->mu);
-  EXPECT_EQ(loads->started, 1);
-  EXPECT_EQ(loads->running, 0);  // Stop waited for the cancelled load
+  EXPECT_EQ(r.reloader.Request(), Requested::kStopped);
+  absl::MutexLock lock(&r.loads->mu);
+  EXPECT_EQ(r.loads->started, 1);
+  EXPECT_EQ(r.loads->running, 0);  // Stop waited for the cancelled load
 }
 
 TEST(SnapshotReloader, StopWaitsForALoadThatIgnoresCancellationOnlyBriefly) {
-  auto loads = std::make_shared<Loads>(Loads::kIgnoreLimitUntilGate);
-  Outcomes outcomes;
-  auto reloader = std::make_unique<SnapshotReloader>(
-      LoadWith(loads), outcomes.callback(), absl::Hours(1));
-  ASSERT_EQ(reloader->Request(), Requested::kStarted);
+  auto r = std::make_unique<Reloading>(Loads::kIgnoreLimitUntilGate,
+                                       absl::Hours(1));
+  const std::shared_ptr<Loads> loads = r->loads;
+  ASSERT_EQ(r->reloader.Request(), Requested::kStarted);
   ASSERT_TRUE(loads->AwaitStarted(1));
   // Stop returns while the load still runs: it is not joined.
-  reloader->Stop(absl::Milliseconds(50));
-  reloader.reset();
+  r->reloader.Stop(absl::Milliseconds(50));
+  const std::vector<absl::Status> done = r->outcomes.all();
+  r.reset();
   {
     absl::MutexLock lock(&loads->mu);
     EXPECT_EQ(loads->running, 1);
   }
-  const std::vector<absl::Status> done = outcomes.all();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].code(), absl::StatusCode::kCancelled) << done[0];
   loads->gate.Notify();  // it ends after the reloader is gone

@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "snapshot/load_limit.h"
+#include "testing/raw_sqlite.h"
 
 namespace snapshot {
 namespace {
@@ -25,12 +26,7 @@ constexpr char kNeverEnding[] =
 
 // Creates `path` holding table `table`.
 void CreateDb(const std::string& path, const std::string& table) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, ("CREATE TABLE " + table + " (x)").c_str(),
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_EQ(testing_util::RawExec(path, "CREATE TABLE " + table + " (x)"), "");
 }
 
 class SqliteDbTest : public ::testing::Test {
