@@ -183,7 +183,8 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.listen = absl::GetFlag(FLAGS_listen);
   options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
   options.snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);
-  options.snapshot_reload_timeout = absl::GetFlag(FLAGS_snapshot_reload_timeout);
+  options.snapshot_reload_timeout =
+      absl::GetFlag(FLAGS_snapshot_reload_timeout);
   if (options.snapshot_reload_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--snapshot_reload_timeout must be a duration above 0 (e.g. 60s), "

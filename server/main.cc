@@ -201,8 +201,9 @@ int main(int argc, char** argv) {
         Info("SIGHUP received: reloading the offline snapshot");
         break;
       case snapshot::SnapshotReloader::Requested::kFolded:
-        Info("SIGHUP received while a snapshot reload is in progress: one "
-             "more reload follows it");
+        Info(
+            "SIGHUP received while a snapshot reload is in progress: one "
+            "more reload follows it");
         break;
       case snapshot::SnapshotReloader::Requested::kStopped:
         break;

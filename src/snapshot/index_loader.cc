@@ -56,8 +56,8 @@ absl::Status IndexLoader::CheckTables(const std::string& path) {
   }
   absl::Status s = CheckSchema(*schema, kRequiredTables);
   if (!s.ok()) {
-    return absl::Status(s.code(), absl::StrCat(path, " is not a vPIC snapshot: ",
-                                               s.message()));
+    return absl::Status(
+        s.code(), absl::StrCat(path, " is not a vPIC snapshot: ", s.message()));
   }
   return absl::OkStatus();
 }

@@ -29,15 +29,16 @@ absl::Status CheckSchema(const std::vector<SchemaObject>& objects,
                          absl::Span<const absl::string_view> required) {
   for (const SchemaObject& o : objects) {
     if (o.type == "view") {
-      return Refuse(absl::StrCat("it holds view ", Quoted(o.name), kOnlyTables));
+      return Refuse(
+          absl::StrCat("it holds view ", Quoted(o.name), kOnlyTables));
     }
     if (o.type == "trigger") {
       return Refuse(absl::StrCat("it holds trigger ", Quoted(o.name), " on ",
                                  Quoted(o.table), kOnlyTables));
     }
     if (o.type == "table" && o.virtual_table) {
-      return Refuse(absl::StrCat("it holds virtual table ", Quoted(o.name),
-                                 kOnlyTables));
+      return Refuse(
+          absl::StrCat("it holds virtual table ", Quoted(o.name), kOnlyTables));
     }
     if (o.type == "table" && !o.generated_columns.empty()) {
       return Refuse(absl::StrCat("its table ", Quoted(o.name),
@@ -54,7 +55,8 @@ absl::Status CheckSchema(const std::vector<SchemaObject>& objects,
     bool found = false;
     for (const SchemaObject& o : objects) {
       // SQLite matches table names without regard to ASCII case.
-      found = found || (o.type == "table" && absl::EqualsIgnoreCase(o.name, table));
+      found =
+          found || (o.type == "table" && absl::EqualsIgnoreCase(o.name, table));
     }
     if (!found) return Refuse(absl::StrCat("it has no ", table, " table"));
   }

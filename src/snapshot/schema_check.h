@@ -27,7 +27,7 @@ namespace snapshot {
 
 // A row of sqlite_master.
 struct SchemaObject {
-  std::string type;   // "table", "index", "view" or "trigger"
+  std::string type;  // "table", "index", "view" or "trigger"
   std::string name;
   std::string table;  // tbl_name: the table an index or trigger belongs to
   std::string sql;
@@ -38,9 +38,9 @@ struct SchemaObject {
 // The tables every load reads. EngineModel, EngineModelPattern, Conversion
 // and the lookup tables are read when the file has them as ordinary tables.
 inline constexpr absl::string_view kRequiredTables[] = {
-    "Element",  "Make",        "Model",    "Make_Model",
-    "Wmi",      "Wmi_Make",    "VinSchema", "Wmi_VinSchema",
-    "Pattern",  "Manufacturer", "VehicleType"};
+    "Element", "Make",         "Model",      "Make_Model",
+    "Wmi",     "Wmi_Make",     "VinSchema",  "Wmi_VinSchema",
+    "Pattern", "Manufacturer", "VehicleType"};
 
 // OK when `objects` hold no view, trigger, virtual table or generated
 // column, and every table of `required` as an ordinary table. Else

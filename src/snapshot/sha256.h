@@ -38,8 +38,7 @@ class Sha256 {
 // `keep_going` is asked before every MiB read; a status it returns that is
 // not OK ends the hash with that status.
 absl::StatusOr<std::string> Sha256File(
-    const std::string& path,
-    absl::FunctionRef<absl::Status()> keep_going = [] {
+    const std::string& path, absl::FunctionRef<absl::Status()> keep_going = [] {
       return absl::OkStatus();
     });
 

@@ -71,8 +71,9 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Load(
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) {
-      return absl::NotFoundError(absl::StrCat(
-          "snapshot file ", path, " not found (run scripts/fetch_snapshot.sh)"));
+      return absl::NotFoundError(
+          absl::StrCat("snapshot file ", path,
+                       " not found (run scripts/fetch_snapshot.sh)"));
     }
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot stat snapshot file ", path, ": ", std::strerror(errno)));

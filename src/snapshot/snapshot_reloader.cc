@@ -114,9 +114,9 @@ void SnapshotReloader::Run() {
         outcome = absl::CancelledError(
             "the snapshot reload was cancelled: the server is stopping");
       } else {
-        outcome = absl::DeadlineExceededError(absl::StrCat(
-            "the snapshot reload ran past its time limit of ",
-            absl::FormatDuration(timeout_), " and was abandoned"));
+        outcome = absl::DeadlineExceededError(
+            absl::StrCat("the snapshot reload ran past its time limit of ",
+                         absl::FormatDuration(timeout_), " and was abandoned"));
       }
       // A load still running stops, and its result will be dropped.
       limit->Cancel();

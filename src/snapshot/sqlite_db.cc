@@ -62,8 +62,10 @@ absl::StatusOr<std::vector<SchemaObject>> Db::ReadSchema() {
       "SELECT type, name, tbl_name, coalesce(sql, ''), "
       "type = 'table' AND rootpage = 0 FROM sqlite_master",
       [&](sqlite3_stmt* st) {
-        objects.push_back({std::string(Text(st, 0)), std::string(Text(st, 1)),
-                           std::string(Text(st, 2)), std::string(Text(st, 3)),
+        objects.push_back({std::string(Text(st, 0)),
+                           std::string(Text(st, 1)),
+                           std::string(Text(st, 2)),
+                           std::string(Text(st, 3)),
                            Int(st, 4) != 0,
                            {}});
       });
@@ -71,12 +73,11 @@ absl::StatusOr<std::vector<SchemaObject>> Db::ReadSchema() {
   for (SchemaObject& o : objects) {
     if (o.type != "table" || o.virtual_table) continue;
     // hidden: 2 and 3 are VIRTUAL and STORED generated columns.
-    s = Query(
-        "SELECT name FROM pragma_table_xinfo(?1) WHERE hidden IN (2, 3)",
-        [&](sqlite3_stmt* st) {
-          o.generated_columns.push_back(std::string(Text(st, 0)));
-        },
-        {o.name});
+    s = Query("SELECT name FROM pragma_table_xinfo(?1) WHERE hidden IN (2, 3)",
+              [&](sqlite3_stmt* st) {
+                o.generated_columns.push_back(std::string(Text(st, 0)));
+              },
+              {o.name});
     if (!s.ok()) return s;
   }
   return objects;

@@ -53,7 +53,8 @@ absl::Status EnsurePrivateDirectory(const std::string& dir) {
   const std::string path = dir.empty() ? "." : dir;
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
-    if (errno != ENOENT) return Errno(absl::StrCat("cannot stat ", path), errno);
+    if (errno != ENOENT)
+      return Errno(absl::StrCat("cannot stat ", path), errno);
     return MakeDirectories(path);
   }
   if (!S_ISDIR(st.st_mode)) {
@@ -86,17 +87,19 @@ absl::Status RestrictToOwner(const std::string& path) {
     return absl::OkStatus();
   }
   if (chmod(path.c_str(), kPrivateFile) != 0) {
-    return Errno(absl::StrCat("cannot make ", path, " private (chmod 0600; it "
-                              "has mode ", Mode(st.st_mode), ")"),
+    return Errno(absl::StrCat("cannot make ", path,
+                              " private (chmod 0600; it "
+                              "has mode ",
+                              Mode(st.st_mode), ")"),
                  errno);
   }
   return absl::OkStatus();
 }
 
 absl::Status CreatePrivateFile(const std::string& path) {
-  const int fd = open(path.c_str(),
-                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                      kPrivateFile);
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+           kPrivateFile);
   if (fd < 0) {
     if (errno == EEXIST) return absl::OkStatus();
     return Errno(absl::StrCat("cannot create ", path), errno);

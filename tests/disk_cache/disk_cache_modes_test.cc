@@ -98,7 +98,8 @@ TEST_F(DiskCacheModesTest, ADirectoryOfAnotherUserIsRefused) {
   ASSERT_EQ(chown(dir_.c_str(), 65534, 65534), 0);
   auto cache = DiskCache::Open(BaseOptions(), warnings_.callback());
   ASSERT_FALSE(cache.ok());
-  EXPECT_TRUE(absl::StrContains(cache.status().message(), "belongs to uid 65534"))
+  EXPECT_TRUE(
+      absl::StrContains(cache.status().message(), "belongs to uid 65534"))
       << cache.status();
   EXPECT_FALSE(Exists(path_));
   ASSERT_EQ(chown(dir_.c_str(), 0, 0), 0);

@@ -5,6 +5,8 @@
 // a file too big to hash in time) never holds the server: the view is
 // refused by name, a reload past --snapshot_reload_timeout is abandoned,
 // and SIGTERM during a reload stops the process at once.
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,9 +14,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -123,7 +122,8 @@ class SnapshotCopyTest : public ::testing::Test {
   // Starts `s` on the copy and waits until it has loaded it.
   void StartLoaded(Server& s, const std::vector<std::string>& flags = {}) {
     ASSERT_TRUE(s.Start(fake_->base_url(), path_, flags));
-    ASSERT_TRUE(s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
+    ASSERT_TRUE(
+        s.proc.WaitForLine("offline snapshot loaded", absl::Seconds(60)));
   }
 
   std::unique_ptr<fakevpic::FakeVpic> fake_;
@@ -198,11 +198,12 @@ TEST_F(SnapshotCopyTest, SigtermDuringASlowReloadStopsTheProcess) {
   StartLoaded(s);
   ASSERT_TRUE(MakeHuge(path_));
   s.proc.Signal(SIGHUP);
-  ASSERT_TRUE(s.proc.WaitForLine("SIGHUP received: reloading", absl::Seconds(10)));
+  ASSERT_TRUE(
+      s.proc.WaitForLine("SIGHUP received: reloading", absl::Seconds(10)));
   ExpectSnapshotAnswers(s);  // the reload runs; decodes go on
   ExpectCleanStop(s);
-  EXPECT_TRUE(s.proc.WaitForLine("snapshot reload cancelled: the server is stopping",
-                                 absl::Seconds(1)));
+  EXPECT_TRUE(s.proc.WaitForLine(
+      "snapshot reload cancelled: the server is stopping", absl::Seconds(1)));
 }
 
 }  // namespace

@@ -53,8 +53,8 @@ class SchemaFile {
 
 struct Case {
   const char* name;
-  const char* sql;   // after the required tables
-  const char* error; // "" when the file passes
+  const char* sql;    // after the required tables
+  const char* error;  // "" when the file passes
 };
 
 TEST(SchemaCheck, RefusesWhatRunsSqlOfTheFilesChoosingAndNamesIt) {
@@ -63,8 +63,8 @@ TEST(SchemaCheck, RefusesWhatRunsSqlOfTheFilesChoosingAndNamesIt) {
       {"an index, as vPIC's Pattern has",
        "CREATE INDEX idx_pattern ON Pattern(Name, Id);", ""},
       {"a table the loader does not read", "CREATE TABLE Extra (x);", ""},
-      {"table names in another case", "DROP TABLE Make; CREATE TABLE MAKE (Id);",
-       ""},
+      {"table names in another case",
+       "DROP TABLE Make; CREATE TABLE MAKE (Id);", ""},
       {"a never-ending view in a table's place",
        "DROP TABLE Manufacturer; CREATE VIEW Manufacturer AS "
        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
@@ -72,7 +72,8 @@ TEST(SchemaCheck, RefusesWhatRunsSqlOfTheFilesChoosingAndNamesIt) {
        "it holds view \"Manufacturer\""},
       {"a view beside the tables", "CREATE VIEW v AS SELECT 1;",
        "it holds view \"v\""},
-      {"a trigger", "CREATE TRIGGER t AFTER INSERT ON Pattern BEGIN SELECT 1; END;",
+      {"a trigger",
+       "CREATE TRIGGER t AFTER INSERT ON Pattern BEGIN SELECT 1; END;",
        "it holds trigger \"t\" on \"Pattern\""},
       {"a virtual table in a table's place",
        "DROP TABLE Model; CREATE VIRTUAL TABLE Model USING fts5(Name);",
@@ -103,8 +104,8 @@ TEST(SchemaCheck, RefusesWhatRunsSqlOfTheFilesChoosingAndNamesIt) {
 TEST(SchemaCheck, ALongNameIsCut) {
   SchemaObject view{"view", std::string(1000, 'v'), "", "", false, {}};
   const absl::Status s = CheckSchema({view}, {});
-  EXPECT_TRUE(absl::StrContains(s.message(),
-                                absl::StrCat("\"", std::string(64, 'v'), "...\"")))
+  EXPECT_TRUE(absl::StrContains(
+      s.message(), absl::StrCat("\"", std::string(64, 'v'), "...\"")))
       << s;
   EXPECT_LT(s.message().size(), 200u);
 }

@@ -34,8 +34,9 @@ class HugeSnapshotTest : public ::testing::Test {
   void SetUp() override {
     SKIP_WITHOUT_SNAPSHOT();
     path_ = TempPath("huge.db");
-    std::filesystem::copy_file(testing::SnapshotPath(), path_,
-                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(
+        testing::SnapshotPath(), path_,
+        std::filesystem::copy_options::overwrite_existing);
     ASSERT_EQ(truncate(path_.c_str(), int64_t{1} << 40), 0);
   }
   void TearDown() override {

@@ -107,9 +107,8 @@ class Outcomes {
 struct Reloading {
   Reloading(Loads::Mode mode, absl::Duration timeout)
       : loads(std::make_shared<Loads>(mode)),
-        reloader(
-            [l = loads](const LoadLimit& limit) { return l->Run(limit); },
-            outcomes.callback(), timeout) {}
+        reloader([l = loads](const LoadLimit& limit) { return l->Run(limit); },
+                 outcomes.callback(), timeout) {}
 
   // Asks for the first reload and returns its outcome.
   absl::Status FirstOutcome() {
@@ -188,8 +187,8 @@ TEST(SnapshotReloader, StopCancelsTheReloadInProgress) {
 }
 
 TEST(SnapshotReloader, StopWaitsForALoadThatIgnoresCancellationOnlyBriefly) {
-  auto r = std::make_unique<Reloading>(Loads::kIgnoreLimitUntilGate,
-                                       absl::Hours(1));
+  auto r =
+      std::make_unique<Reloading>(Loads::kIgnoreLimitUntilGate, absl::Hours(1));
   const std::shared_ptr<Loads> loads = r->loads;
   ASSERT_EQ(r->reloader.Request(), Requested::kStarted);
   ASSERT_TRUE(loads->AwaitStarted(1));
