@@ -232,7 +232,11 @@ absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
                         absl::StrCat("disk cache ", path, ": ", s.message()));
   };
   const std::string parent = std::filesystem::path(path).parent_path();
-  if (absl::Status s = util::EnsurePrivateDirectory(parent); !s.ok()) {
+  auto warn_about = [&path, &warn](const std::string& w) {
+    if (warn) warn(absl::StrCat("disk cache ", path, ": ", w));
+  };
+  if (absl::Status s = util::EnsurePrivateDirectory(parent, warn_about);
+      !s.ok()) {
     return refused(s);
   }
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {

@@ -46,8 +46,9 @@ using Warn = std::function<void(const std::string&)>;
 // Opens the store at `path` for writing, in WAL mode with synchronous=NORMAL:
 // creates the file with mode 0600 (its -wal and -shm follow), in a directory
 // created 0700 when missing, and makes an existing file and its journals
-// 0600; refuses a directory that is not this user's alone
-// (util::EnsurePrivateDirectory: the file holds every VIN asked). Sets aside
+// 0600; refuses a directory of another user or that every user may write
+// to, and warns about a group-writable one (util::EnsurePrivateDirectory:
+// the file holds every VIN asked). Sets aside
 // a file that
 // is not ours (see SetAside), naming it in one `warn`, and creates an empty
 // store in its place. Fails only when no store can be had at `path`: the

@@ -49,32 +49,39 @@ absl::Status MakeDirectories(const std::string& dir) {
 
 }  // namespace
 
-absl::Status EnsurePrivateDirectory(const std::string& dir) {
+absl::Status EnsurePrivateDirectory(const std::string& dir, const Warn& warn) {
   const std::string path = dir.empty() ? "." : dir;
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
-    if (errno != ENOENT)
+    if (errno != ENOENT) {
       return Errno(absl::StrCat("cannot stat ", path), errno);
+    }
     return MakeDirectories(path);
   }
   if (!S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat(path, " is not a directory"));
   }
-  std::string problem;
+  constexpr char kWhy[] = ": the file holds what callers asked";
   if (st.st_uid != geteuid()) {
-    problem = absl::StrCat("belongs to uid ", st.st_uid,
-                           ", not to this user (uid ", geteuid(), ")");
-  } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    problem = absl::StrCat("is writable by other users (mode ",
-                           Mode(st.st_mode), ")");
-  } else {
-    return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("directory ", path, " belongs to uid ", st.st_uid,
+                     ", not to this user (uid ", geteuid(), ")", kWhy,
+                     "; use a directory of this user's own"));
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "directory ", path, " ", problem,
-      ": the file holds what callers asked; use a directory of this user's "
-      "own (or chmod go-w it)"));
+  if ((st.st_mode & S_IWOTH) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("directory ", path, " is writable by every user (mode ",
+                     Mode(st.st_mode), ")", kWhy,
+                     "; use a directory of this user's own (or chmod o-w it)"));
+  }
+  if ((st.st_mode & S_IWGRP) != 0 && warn) {
+    warn(absl::StrCat("directory ", path, " is writable by its group (mode ",
+                      Mode(st.st_mode), ", gid ", st.st_gid,
+                      "): its members could replace files in it; chmod g-w "
+                      "it unless the group is this user alone"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RestrictToOwner(const std::string& path) {

@@ -8,19 +8,24 @@
 #ifndef VIN_UTIL_PRIVATE_FILES_H_
 #define VIN_UTIL_PRIVATE_FILES_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
 
 namespace util {
 
-// Makes `dir` a directory only this user can change: a missing one is
-// created with mode 0700 (missing parents too, each 0700); an existing one
-// must be owned by this user (effective uid) and writable by no one else
-// (mode & 022 == 0, which refuses /tmp and other sticky shared
-// directories: another user could plant the file's -wal or -shm there).
-// "" is the current directory.
-absl::Status EnsurePrivateDirectory(const std::string& dir);
+// Makes `dir` a directory other users cannot change: a missing one is
+// created with mode 0700 (missing parents too, each 0700). An existing one
+// is refused when it is not owned by this user (effective uid) or when
+// every user may write to it (mode o+w: /tmp and other sticky shared
+// directories, where another user could plant the file's -wal or -shm).
+// One its group may write to is only warned about through `warn` (may be
+// empty): with Debian's user private groups and umask 002 a directory is
+// group-writable and the group is the user alone. "" is the current
+// directory.
+using Warn = std::function<void(const std::string&)>;
+absl::Status EnsurePrivateDirectory(const std::string& dir, const Warn& warn);
 
 // Gives `path` mode 0600 when it exists with more (a file of an older
 // version, created 0644); a missing one is left alone. Fails when it is

@@ -1,7 +1,7 @@
 // The cache file holds every VIN asked, with times: it and its -wal and
 // -shm are created 0600 whatever the umask, in a directory created 0700;
-// an older file is made private; a directory other users can write to, or
-// that is not this user's, is refused.
+// an older file is made private; a directory every user can write to, or
+// that is not this user's, is refused; a group-writable one is warned about.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,15 +75,15 @@ TEST_F(DiskCacheModesTest, AFileOfAnOlderVersionIsMadePrivate) {
   EXPECT_EQ(RawInt(path_, "SELECT count(*) FROM entries"), 3);
 }
 
-TEST_F(DiskCacheModesTest, ADirectoryOthersCanWriteIsRefused) {
-  for (mode_t mode : {mode_t{01777}, mode_t{0770}, mode_t{0757}}) {
+TEST_F(DiskCacheModesTest, ADirectoryEveryUserCanWriteIsRefused) {
+  for (mode_t mode : {mode_t{01777}, mode_t{0757}}) {
     SCOPED_TRACE(mode);
     ASSERT_EQ(chmod(dir_.c_str(), mode), 0);
     auto cache = DiskCache::Open(BaseOptions(), warnings_.callback());
     ASSERT_FALSE(cache.ok());
     EXPECT_EQ(cache.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_TRUE(absl::StrContains(cache.status().message(),
-                                  "is writable by other users"))
+                                  "is writable by every user"))
         << cache.status();
     EXPECT_TRUE(absl::StrContains(cache.status().message(), path_))
         << cache.status();
@@ -91,6 +91,22 @@ TEST_F(DiskCacheModesTest, ADirectoryOthersCanWriteIsRefused) {
   }
   ASSERT_EQ(chmod(dir_.c_str(), 0700), 0);
   EXPECT_NE(OpenCache(), nullptr);
+  EXPECT_TRUE(warnings_.lines().empty());
+}
+
+// Debian's user private groups with umask 002 make directories 0775 whose
+// group is the user alone: a warning, not a refusal.
+TEST_F(DiskCacheModesTest, AGroupWritableDirectoryIsWarnedAbout) {
+  ASSERT_EQ(chmod(dir_.c_str(), 0770), 0);
+  auto cache = OpenCache();
+  ASSERT_NE(cache, nullptr);
+  EXPECT_EQ(ModeOf(path_), 0600);
+  const std::vector<std::string> warnings = warnings_.lines();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_TRUE(
+      absl::StrContains(warnings[0], "is writable by its group (mode 0770"))
+      << warnings[0];
+  EXPECT_TRUE(absl::StrContains(warnings[0], path_)) << warnings[0];
 }
 
 TEST_F(DiskCacheModesTest, ADirectoryOfAnotherUserIsRefused) {
