@@ -18,7 +18,7 @@ fi
 cmake --build build-fuzz --target fuzz -j "$(nproc)"
 mkdir -p build-fuzz/artifacts
 failed=0
-for target in vin vpic retry_after feed key_pattern; do
+for target in vin vpic retry_after feed key_pattern routes; do
   work=build-fuzz/corpus/$target
   mkdir -p "$work"
   dirs=("$work" "fuzz/corpus/$target")

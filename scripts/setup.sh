@@ -25,7 +25,7 @@ packages=(
   # time zones of --peak_hours (abseil reads the system's tzdata)
   tzdata
   # commands the scripts, tests and benchmarks run
-  python3 curl openssl gzip tar procps redis-server redis-tools wrk nginx-light
+  python3 curl openssl gzip tar procps util-linux redis-server redis-tools wrk nginx-light
   chromium fonts-dejavu-core
   nodejs npm
 )

@@ -110,7 +110,8 @@ class BatchCall::Item final : public engine::DecodeListener {
 BatchCall::BatchCall(engine::Engine* engine,
                      grpc::CallbackServerContext* context, int window,
                      BatchCounters* counters, metrics::ServiceMetrics* metrics,
-                     CallRegistry<BatchCall>* registry, std::string tenant)
+                     CallRegistry<BatchCall>* registry, std::string tenant,
+                     bool interactive_allowed)
     : engine_(engine),
       deadline_(DeadlineOf(context)),
       window_(window),
@@ -118,7 +119,8 @@ BatchCall::BatchCall(engine::Engine* engine,
       metrics_(metrics),
       registry_(registry),
       peer_(context->peer()),
-      tenant_(std::move(tenant)) {
+      tenant_(std::move(tenant)),
+      interactive_allowed_(interactive_allowed) {
   counters_->streams.fetch_add(1);
   registry_->Add(this);
   absl::optional<grpc::Status> finish;
@@ -194,7 +196,9 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
                 request.check_digit_policy(), request.source_preference());
   r.timeout = ItemTimeoutOf(deadline_);  // the stream's, less a margin
   r.stagger = true;
-  r.priority = PriorityOf(request.priority(), domain::Priority::kBulk);
+  r.priority = interactive_allowed_
+                   ? PriorityOf(request.priority(), domain::Priority::kBulk)
+                   : domain::Priority::kBulk;
   r.tenant = tenant_;
   const engine::Admission admitted = engine_->Submit(r, item);
   if (!admitted.ok()) {

@@ -55,8 +55,8 @@ class BatchCall final
   // and leaves it in OnDone.
   BatchCall(engine::Engine* engine, grpc::CallbackServerContext* context,
             int window, BatchCounters* counters,
-            metrics::ServiceMetrics* metrics,
-            CallRegistry<BatchCall>* registry, std::string tenant);
+            metrics::ServiceMetrics* metrics, CallRegistry<BatchCall>* registry,
+            std::string tenant, bool interactive_allowed);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -93,6 +93,8 @@ class BatchCall final
   CallRegistry<BatchCall>* const registry_;
   const std::string peer_;  // "ipv4:127.0.0.1:40172", for the log
   const std::string tenant_;  // rule 17: who asks, for every item
+  // Rule 19: whether its items may be interactive (--interactive_tenants).
+  const bool interactive_allowed_;
   // Set at the end of the constructor, read first by every reaction: gRPC
   // hands the new reactor to the threads that run its reactions inside its
   // (uninstrumented) core; this release/acquire pair shows TSan that order.

@@ -20,7 +20,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
   DecodeCall(engine::Engine* engine, metrics::ServiceMetrics* metrics,
              grpc::CallbackServerContext* context,
              const vin::v1::DecodeRequest* request,
-             vin::v1::DecodeResponse* response, const std::string& tenant_header)
+             vin::v1::DecodeResponse* response, const TenantPolicy& tenants)
       : engine_(engine),
         metrics_(metrics),
         response_(response),
@@ -31,7 +31,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
                   request->check_digit_policy(), request->source_preference());
     r.timeout = TimeoutOf(DeadlineOf(context));
     r.priority = PriorityOf(request->priority(), domain::Priority::kInteractive);
-    r.tenant = TenantOf(*context, tenant_header);
+    r.tenant = tenants.TenantOf(*context);
     const engine::Admission admitted = engine_->Submit(r, this);
     if (!admitted.ok()) {
       OnFailed(admitted.failure());
@@ -87,13 +87,15 @@ grpc::ServerUnaryReactor* DecodeService::Decode(
     grpc::CallbackServerContext* context, const vin::v1::DecodeRequest* request,
     vin::v1::DecodeResponse* response) {
   return new DecodeCall(engine_, metrics_, context, request, response,
-                        tenant_header_);
+                        tenants_);
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DecodeService::DecodeBatch(grpc::CallbackServerContext* context) {
+  std::string tenant = tenants_.TenantOf(*context);
+  const bool interactive = tenants_.MayAskInteractive(tenant);
   return new BatchCall(engine_, context, batch_window_, &batch_counters_,
-                       metrics_, &batch_calls_, TenantOf(*context, tenant_header_));
+                       metrics_, &batch_calls_, std::move(tenant), interactive);
 }
 
 }  // namespace server

@@ -19,15 +19,15 @@ class DecodeService final
  public:
   // `engine` (and `metrics`, which may be null) must outlive every call.
   // `batch_window`: items of one DecodeBatch stream in progress at once.
-  // `tenant_header`: the metadata header naming a caller's tenant (rule
-  // 17; lower case).
+  // `tenants`: who a caller is and what priority it may ask for (rules
+  // 17 and 19).
   DecodeService(engine::Engine* engine, int batch_window,
                 metrics::ServiceMetrics* metrics = nullptr,
-                std::string tenant_header = std::string(kDefaultTenantHeader))
+                TenantPolicy tenants = {})
       : engine_(engine),
         batch_window_(batch_window),
         metrics_(metrics),
-        tenant_header_(std::move(tenant_header)) {}
+        tenants_(std::move(tenants)) {}
 
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context,
                                    const vin::v1::DecodeRequest* request,
@@ -47,7 +47,7 @@ class DecodeService final
   engine::Engine* const engine_;
   const int batch_window_;
   metrics::ServiceMetrics* const metrics_;
-  const std::string tenant_header_;
+  const TenantPolicy tenants_;
   BatchCounters batch_counters_;
   CallRegistry<BatchCall> batch_calls_;
 };

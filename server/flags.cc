@@ -59,6 +59,18 @@ ABSL_FLAG(double, bulk_peak_share, 0.5,
 ABSL_FLAG(std::string, tenant_header, "x-vin-tenant",
           "the metadata (and HTTP) header naming a caller's tenant when its "
           "client certificate does not");
+ABSL_FLAG(std::string, trusted_proxies,
+          std::string(server::TrustedProxies::kLoopback),
+          "peers (IP addresses or CIDR blocks, comma-separated) whose tenant "
+          "header is believed: the last value in the request, as the proxy "
+          "nearest this server set it; from other peers it is ignored (the "
+          "tenant is \"default\" without a client certificate); \"\": "
+          "nobody");
+ABSL_FLAG(std::string, interactive_tenants, "*",
+          "tenants whose DecodeBatch streams and lists of VINs may ask for "
+          "PRIORITY_INTERACTIVE (comma-separated; quote a name with commas: "
+          "\"CN=a,O=b\"); others' are bulk whatever they ask; \"*\": "
+          "every tenant's; single decodes may always be interactive");
 ABSL_FLAG(int, max_tenants, 100,
           "tenants named in metrics; the rest share the label \"other\"");
 ABSL_FLAG(int, breaker_failures, 5,
@@ -128,6 +140,15 @@ ABSL_FLAG(absl::Duration, http_deadline, absl::Seconds(30),
           "each HTTP request's deadline, unless its X-Request-Timeout is "
           "shorter");
 ABSL_FLAG(int, http_threads, 2, "threads of the HTTP gateway");
+ABSL_FLAG(int, http_max_connections, 4096,
+          "HTTP gateway connections open at once, all clients together; "
+          "beyond it a new connection is answered 503 and closed at once "
+          "(each client address keeps at most 256)");
+ABSL_FLAG(std::string, http_allowed_hosts, "",
+          "host names a request's Host may have (comma-separated; "
+          "*.example.com for subdomains, * for any); others are 421. "
+          "Default: loopback names and addresses only when --http_listen is "
+          "a loopback address (against DNS rebinding), any host otherwise");
 ABSL_FLAG(std::vector<std::string>, http_cors_origins, {},
           "origins of browser pages elsewhere that may call the HTTP gateway "
           "(comma-separated, e.g. https://app.example.com; * for any); none "
@@ -197,6 +218,13 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.http.deadline = absl::GetFlag(FLAGS_http_deadline);
   options.http.cors_origins = absl::GetFlag(FLAGS_http_cors_origins);
   options.http.threads = absl::GetFlag(FLAGS_http_threads);
+  options.http.max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  options.http.allowed_hosts = absl::GetFlag(FLAGS_http_allowed_hosts);
+  if (options.http.max_connections < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http_max_connections must be at least 1, got ",
+                     options.http.max_connections));
+  }
   if (options.http.deadline <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--http_deadline must be a duration above 0 (e.g. 30s), got ",
@@ -268,11 +296,21 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   auto peak = upstream::PeakHours::Parse(absl::GetFlag(FLAGS_peak_hours));
   if (!peak.ok()) return peak.status();
   e.peak_hours = *std::move(peak);
-  options.tenant_header = absl::AsciiStrToLower(absl::GetFlag(FLAGS_tenant_header));
-  if (options.tenant_header.empty()) {
+  options.tenants.header =
+      absl::AsciiStrToLower(absl::GetFlag(FLAGS_tenant_header));
+  if (options.tenants.header.empty()) {
     return absl::InvalidArgumentError("--tenant_header cannot be empty");
   }
-  options.http.tenant_header = options.tenant_header;
+  auto proxies = TrustedProxies::Parse(absl::GetFlag(FLAGS_trusted_proxies));
+  if (!proxies.ok()) return proxies.status();
+  options.tenants.trusted_proxies = *std::move(proxies);
+  const std::string interactive = absl::GetFlag(FLAGS_interactive_tenants);
+  if (interactive != "*") {
+    auto names = ParseTenantList(interactive, "--interactive_tenants");
+    if (!names.ok()) return names.status();
+    options.tenants.interactive_tenants.emplace(names->begin(), names->end());
+  }
+  options.http.tenants = options.tenants;
   options.max_tenants = std::max(1, absl::GetFlag(FLAGS_max_tenants));
   if (!ParseSourcePreference(absl::GetFlag(FLAGS_source_preference),
                              &e.default_source)) {

@@ -1,7 +1,7 @@
 #include "server/log.h"
 
 #include <grpc/support/log.h>
-
+#include <spdlog/common.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,8 +12,6 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include <spdlog/common.h>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +21,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "util/utf8.h"
 
 namespace server::log {
 namespace {
@@ -151,14 +150,41 @@ void FromGrpc(gpr_log_func_args* args) {
         {{"source", absl::StrCat(args->file, ":", args->line)}});
 }
 
-// A text value, quoted when it holds spaces, quotes or '='.
-std::string TextValue(const std::string& v) {
+// A value longer than this is cut (on a character boundary) and marked:
+// one caller's value cannot make a line of megabytes (DESIGN rule 19).
+constexpr size_t kMaxValueBytes = 4096;
+
+// `v`, or its first kMaxValueBytes cut on a character boundary and marked.
+const std::string& Bounded(const std::string& v, std::string* storage) {
+  if (v.size() <= kMaxValueBytes) return v;
+  *storage = absl::StrCat(util::SafeText(v, kMaxValueBytes), "...(", v.size(),
+                          " bytes)");
+  return *storage;
+}
+
+// A text value, quoted (JSON-escaped) when it holds spaces, quotes, '=',
+// anything but printable ASCII, or one of `separators`: so that one value
+// can never look like several, nor like another field.
+std::string TextValue(const std::string& v, absl::string_view separators = "") {
   for (char c : v) {
-    if (c == ' ' || c == '"' || c == '=' || !absl::ascii_isprint(static_cast<unsigned char>(c))) {
+    if (c == ' ' || c == '"' || c == '=' ||
+        !absl::ascii_isprint(static_cast<unsigned char>(c)) ||
+        separators.find(c) != absl::string_view::npos) {
       return JsonString(v);
     }
   }
   return v.empty() ? "\"\"" : v;
+}
+
+// The line's message in text: our words, but it may quote a caller's, so
+// a line break or invalid UTF-8 in it cannot start a line of its own.
+std::string TextMessage(absl::string_view m) {
+  const bool plain = std::all_of(m.begin(), m.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u != 0x7f;
+  });
+  if (plain && util::IsValidUtf8(m)) return std::string(m);
+  return util::SafeText(m, m.size() * 3, " ");
 }
 
 }  // namespace
@@ -178,7 +204,8 @@ Field Field::Objects(std::string k,
   for (const auto& object : objects) {
     std::vector<std::string> values, members;
     for (const Field& m : object) {
-      values.push_back(m.text);
+      // A value with the separators in it is quoted.
+      values.push_back(m.json.empty() ? TextValue(m.text, "/,") : m.text);
       members.push_back(
           absl::StrCat(JsonString(m.key), ":",
                        m.json.empty() ? JsonString(m.text) : m.json));
@@ -258,16 +285,18 @@ void Event(spdlog::level::level_enum level, absl::string_view message,
   }
   if (to == nullptr) return;
   std::string line = Prefix(level);
+  std::string cut;
   if (json_format) {
     absl::StrAppend(&line, "\"msg\":", JsonString(message));
     for (const Field& f : fields) {
-      absl::StrAppend(&line, ",", JsonString(f.key), ":",
-                      f.json.empty() ? JsonString(f.text) : f.json);
+      absl::StrAppend(
+          &line, ",", JsonString(f.key), ":",
+          f.json.empty() ? JsonString(Bounded(f.text, &cut)) : f.json);
     }
   } else {
-    absl::StrAppend(&line, message);
+    absl::StrAppend(&line, TextMessage(message));
     for (const Field& f : fields) {
-      absl::StrAppend(&line, " ", f.key, "=", TextValue(f.text));
+      absl::StrAppend(&line, " ", f.key, "=", TextValue(Bounded(f.text, &cut)));
     }
   }
   line += json_format ? "}\n" : "\n";

@@ -1,15 +1,14 @@
 // vin-server: the VIN decode gRPC service.
 #include <malloc.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <utility>
-
-#include <iostream>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -40,6 +39,20 @@ int UsageError(const std::string& message) {
   return 2;
 }
 
+// Rule 19: connections are bounded by the server's own caps, not by a
+// low default of file descriptors: the soft limit is raised to the hard
+// one at start. Returns the limit in force, and the soft limit before.
+std::pair<rlim_t, rlim_t> RaiseFileLimit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return {0, 0};
+  const rlim_t before = r.rlim_cur;
+  if (r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &r) != 0) r.rlim_cur = before;
+  }
+  return {r.rlim_cur, before};
+}
+
 void LogSnapshot(const server::VinServer& s) {
   if (auto snap = s.snapshot()) {
     const auto& info = snap->info();
@@ -53,7 +66,8 @@ void LogSnapshot(const server::VinServer& s) {
 }
 
 void LogStarted(const server::ServerOptions& options,
-                const server::VinServer& server) {
+                const server::VinServer& server,
+                std::pair<rlim_t, rlim_t> files) {
   const engine::EngineOptions& e = options.engine;
   const char* security = options.tls.cert_file.empty()          ? "plaintext"
                          : options.tls.client_ca_file.empty() ? "TLS"
@@ -84,6 +98,9 @@ void LogStarted(const server::ServerOptions& options,
           {"redis_connect_timeout",
            absl::FormatDuration(options.fleet.connect_timeout)}});
   }
+  Info(absl::StrFormat("file descriptors: at most %d (soft limit was %d)",
+                       static_cast<int64_t>(files.first),
+                       static_cast<int64_t>(files.second)));
   if (server.metrics_port() != 0) {
     Info(absl::StrFormat("metrics on http://%s/metrics (port %d)",
                          options.metrics_listen, server.metrics_port()));
@@ -165,6 +182,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<server::ServerOptions> options = server::OptionsFromFlags();
   if (!options.ok()) return UsageError(std::string(options.status().message()));
 
+  const std::pair<rlim_t, rlim_t> files = RaiseFileLimit();
   server::LogObserver observer;
   options->engine.observer = &observer;
   auto server = server::VinServer::Start(*options);
@@ -180,7 +198,7 @@ int main(int argc, char** argv) {
     server::log::Stop(absl::Seconds(2));
     return EXIT_FAILURE;
   }
-  LogStarted(*options, **server);
+  LogStarted(*options, **server, files);
 
   // SIGHUP reloads run on the reloader's threads, never on this one: this
   // thread only waits for signals, so SIGTERM is obeyed whatever a reload

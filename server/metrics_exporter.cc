@@ -244,6 +244,27 @@ void AddBatchGauges(const BatchCounters& batch,
            static_cast<double>(batch.streams_held_by_reader.load()));
 }
 
+// The HTTP gateway's connections (rule 19: the caps and accept errors).
+void AddHttp(const http::GatewayCounters& h, std::vector<MetricFamily>* out) {
+  AddGauge(out, "vin_http_connections_open", "HTTP gateway connections open.",
+           static_cast<double>(h.connections_open.load()));
+  MetricFamily refused =
+      Family("vin_http_connections_refused_total",
+             "HTTP connections refused at once: over a client address's share "
+             "(429) or over --http_max_connections (503).",
+             MetricType::Counter);
+  refused.metric.push_back(
+      Sample(static_cast<double>(h.refused_per_client.load()),
+             MetricType::Counter, {{"limit", "per_client"}}));
+  refused.metric.push_back(Sample(static_cast<double>(h.refused_global.load()),
+                                  MetricType::Counter, {{"limit", "global"}}));
+  out->push_back(std::move(refused));
+  AddCounter(out, "vin_http_accept_errors_total",
+             "Failed accepts of HTTP connections (out of file descriptors), "
+             "each followed by a back-off.",
+             h.accept_errors.load());
+}
+
 // The upstream request and decode duration histograms.
 void AddDurations(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
   MetricFamily upstream_duration =
@@ -338,6 +359,7 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
   AddUpstream(m, &out);
   AddEngineState(m, &out);
   if (src.batch != nullptr) AddBatchGauges(*src.batch, &out);
+  if (src.http != nullptr) AddHttp(*src.http, &out);
   AddDurations(m, &out);
   AddSnapshotInfo(m, &out);
   AddLogAndRedis(src, &out);

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "metrics/metrics.h"
 #include "server/batch_call.h"
+#include "server/http/gateway.h"
 
 namespace prometheus {
 class Exposer;
@@ -30,6 +31,8 @@ namespace server {
 struct MetricsSources {
   const metrics::ServiceMetrics* service = nullptr;
   const BatchCounters* batch = nullptr;
+  // The HTTP gateway's (null: no gateway, and no vin_http_* metrics).
+  const http::GatewayCounters* http = nullptr;
   // Log lines dropped because the log queue was full (null: none kept).
   std::function<uint64_t()> log_dropped;
   // Fleet mode: failed Redis commands, for vin_redis_errors_total (empty:

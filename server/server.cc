@@ -113,9 +113,9 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (!engine.ok()) return engine.status();
   s->engine_ = *std::move(engine);
   if (absl::Status st = CheckCallLimits(options); !st.ok()) return st;
-  s->decode_ = std::make_unique<DecodeService>(
-      s->engine_.get(), options.batch_window, s->metrics_.get(),
-      options.tenant_header);
+  s->decode_ =
+      std::make_unique<DecodeService>(s->engine_.get(), options.batch_window,
+                                      s->metrics_.get(), options.tenants);
   if (!options.metrics_listen.empty()) {
     if (absl::Status st = s->StartMetricsExporter(options); !st.ok()) {
       return st;
@@ -128,6 +128,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     http::GatewayOptions h = options.http;
     h.cache_ttl = options.engine.cache_ttl;
     h.stream_window = static_cast<size_t>(options.batch_window);
+    h.counters = &s->http_counters_;
     auto gateway = http::Gateway::Start(std::move(h), s->engine_.get());
     if (!gateway.ok()) return gateway.status();
     s->http_ = *std::move(gateway);
@@ -213,16 +214,21 @@ absl::Status VinServer::CheckCallLimits(const ServerOptions& options) {
 }
 
 absl::Status VinServer::StartMetricsExporter(const ServerOptions& options) {
-  auto exporter = MetricsExporter::Start(
-      options.metrics_listen,
-      {metrics_.get(), &decode_->batch_counters(), options.log_dropped,
-       fleet_ == nullptr ? std::function<uint64_t()>()
-                         : [f = fleet_.get()] { return f->errors(); },
-       fleet_ == nullptr ? std::function<uint64_t()>()
-                         : [f = fleet_.get()] { return f->commands(); },
-       fleet_ == nullptr ? std::function<uint64_t()>()
-                         : [f = fleet_.get()] { return f->events_rejected(); },
-       disk_.get()});
+  MetricsSources sources;
+  sources.service = metrics_.get();
+  sources.batch = &decode_->batch_counters();
+  if (!options.http.listen.empty()) sources.http = &http_counters_;
+  sources.log_dropped = options.log_dropped;
+  if (fleet_ != nullptr) {
+    sources.redis_errors = [f = fleet_.get()] { return f->errors(); };
+    sources.redis_commands = [f = fleet_.get()] { return f->commands(); };
+    sources.fleet_events_rejected = [f = fleet_.get()] {
+      return f->events_rejected();
+    };
+  }
+  sources.disk = disk_.get();
+  auto exporter =
+      MetricsExporter::Start(options.metrics_listen, std::move(sources));
   if (!exporter.ok()) return exporter.status();
   exporter_ = *std::move(exporter);
   return absl::OkStatus();

@@ -3,26 +3,27 @@
 #ifndef VIN_SERVER_SERVER_H_
 #define VIN_SERVER_SERVER_H_
 
+#include <grpcpp/server.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
-#include <grpcpp/server.h>
-
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "disk_cache/disk_cache.h"
 #include "domain/limits.h"
 #include "engine/engine.h"
 #include "fleet/redis_fleet.h"
-#include "server/decode_service.h"
 #include "metrics/metrics.h"
+#include "server/decode_service.h"
 #include "server/fleet_join.h"
-#include "server/http/gateway.h"
 #include "server/health_service.h"
+#include "server/http/gateway.h"
 #include "server/metrics_exporter.h"
+#include "server/tenant.h"
 #include "server/tls.h"
-#include "disk_cache/disk_cache.h"
 #include "snapshot/snapshot_reloader.h"
 #include "snapshot/snapshot_store.h"
 
@@ -85,9 +86,10 @@ struct ServerOptions {
   // The HTTP gateway (vPIC's paths and our JSON API; DESIGN "HTTP"): off
   // while `http.listen` is "".
   http::GatewayOptions http;
-  // Rule 17: the metadata header naming a caller's tenant (lower case;
-  // the gateway has its own copy in `http`), and the tenants metrics name.
-  std::string tenant_header = "x-vin-tenant";
+  // Rules 17 and 19: who a caller is (its certificate, or the header from
+  // a trusted proxy) and which tenants' streams may be interactive (the
+  // gateway has its own copy in `http`); the tenants metrics name.
+  TenantPolicy tenants;
   int max_tenants = 100;
 };
 
@@ -175,7 +177,9 @@ class VinServer {
   std::unique_ptr<engine::EngineObserver> observer_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<DecodeService> decode_;
-  // Before the engine goes: its waiters end first.
+  // Before the engine goes: its waiters end first. Its counters outlive
+  // it and the exporter.
+  http::GatewayCounters http_counters_;
   std::unique_ptr<http::Gateway> http_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<MetricsExporter> exporter_;

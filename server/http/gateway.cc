@@ -4,10 +4,13 @@
 // holds and the rendered answers kept for cache hits.
 #include "server/http/gateway.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,7 +18,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/http/http_status.h"
 #include "server/http/session.h"
+#include "server/log.h"
 
 namespace server {
 namespace http {
@@ -32,8 +37,11 @@ using internal::Session;
 Gateway::Impl::Impl(GatewayOptions options, engine::Engine* engine)
     : options_(std::move(options)),
       engine_(engine),
+      counters_(options_.counters != nullptr ? options_.counters
+                                             : &own_counters_),
       ioc_(std::max(1, options_.threads)),
-      acceptor_(net::make_strand(ioc_)) {}
+      acceptor_(net::make_strand(ioc_)),
+      accept_backoff_(acceptor_.get_executor()) {}
 
 void Gateway::Impl::WaiterStarted() {
   absl::MutexLock lock(&mu_);
@@ -45,11 +53,18 @@ void Gateway::Impl::WaiterEnded() {
   --waiters_;
 }
 
-bool Gateway::Impl::Admit(const std::string& address) {
+bool Gateway::Impl::Admit(const std::string& address, bool* global) {
   absl::MutexLock lock(&mu_);
+  *global = connections_ >= options_.max_connections;
+  if (*global) return false;
   int& n = per_client_[address];
-  if (n >= options_.max_connections_per_client) return false;
+  if (n >= options_.max_connections_per_client) {
+    if (n == 0) per_client_.erase(address);
+    return false;
+  }
   ++n;
+  ++connections_;
+  counters_->connections_open.store(connections_, std::memory_order_relaxed);
   return true;
 }
 
@@ -57,6 +72,8 @@ void Gateway::Impl::Leave(const std::string& address) {
   absl::MutexLock lock(&mu_);
   auto it = per_client_.find(address);
   if (it != per_client_.end() && --it->second <= 0) per_client_.erase(it);
+  --connections_;
+  counters_->connections_open.store(connections_, std::memory_order_relaxed);
 }
 
 std::shared_ptr<const Rendered> Gateway::Impl::FindRendered(
@@ -109,6 +126,10 @@ absl::Status Gateway::Impl::Listen() {
         "cannot listen for HTTP on ", options_.listen, ": ", ec.message()));
   }
   port_ = acceptor_.local_endpoint().port();
+  auto hosts =
+      AllowedHosts::Parse(options_.allowed_hosts, address.is_loopback());
+  if (!hosts.ok()) return hosts.status();
+  hosts_ = *std::move(hosts);
   return absl::OkStatus();
 }
 
@@ -133,16 +154,23 @@ void Gateway::Impl::Accept() {
   acceptor_.async_accept(
       net::make_strand(ioc_),
       [self = this](beast::error_code ec, tcp::socket socket) {
-        if (ec) {
-          if (ec == net::error::operation_aborted) return;
-          return self->Accept();
-        }
+        if (ec) return self->AcceptFailed(ec);
+        self->backoff_ = absl::ZeroDuration();
         beast::error_code peer_ec;
         const auto peer = socket.remote_endpoint(peer_ec);
         const std::string client = peer_ec ? "unknown" : peer.address().to_string();
-        const bool admitted = self->Admit(client);
+        bool global = false;
+        const bool admitted = self->Admit(client, &global);
+        if (global) {
+          self->counters_->refused_global.fetch_add(1,
+                                                    std::memory_order_relaxed);
+          RefuseAtCap(std::move(socket));
+          return self->Accept();
+        }
         auto session = std::make_shared<Session>(self, std::move(socket), client);  // (raw: see Session)
         if (!admitted) {
+          self->counters_->refused_per_client.fetch_add(
+              1, std::memory_order_relaxed);
           session->set_counted(false);
           net::dispatch(session->Executor(), [session] { session->RefuseBusy(); });
         } else {
@@ -151,6 +179,50 @@ void Gateway::Impl::Accept() {
         }
         self->Accept();
       });
+}
+
+void Gateway::Impl::AcceptFailed(beast::error_code ec) {
+  if (ec == net::error::operation_aborted || stopped_accepting_) return;
+  counters_->accept_errors.fetch_add(1, std::memory_order_relaxed);
+  // Out of file descriptors (EMFILE, ENFILE) the same connection would
+  // fail again at once: accepting resumes after a back-off (10 ms,
+  // doubling to 1 s), while the open connections are served.
+  const bool first = backoff_ == absl::ZeroDuration();
+  backoff_ =
+      first ? absl::Milliseconds(10) : std::min(backoff_ * 2, absl::Seconds(1));
+  if (first) {
+    log::Event(spdlog::level::warn, "HTTP gateway: accept failed; backing off",
+               {{"error", ec.message()},
+                {"open_connections",
+                 counters_->connections_open.load(std::memory_order_relaxed)}});
+  }
+  accept_backoff_.expires_after(
+      std::chrono::nanoseconds(absl::ToInt64Nanoseconds(backoff_)));
+  accept_backoff_.async_wait([self = this](beast::error_code wait_ec) {
+    if (wait_ec) return;  // cancelled: the gateway stops
+    self->Accept();
+  });
+}
+
+void Gateway::Impl::RefuseAtCap(tcp::socket socket) {
+  static const std::string* const kBusy = [] {
+    const std::string body =
+        internal::ErrorBody(503, "TOO_MANY_CONNECTIONS",
+                            "the gateway has as many connections as it takes "
+                            "(--http_max_connections); try again shortly",
+                            true, absl::Seconds(1));
+    return new std::string(absl::StrCat(
+        "HTTP/1.1 503 Service Unavailable\r\nServer: vin-decode-service\r\n"
+        "Content-Type: application/json; charset=utf-8\r\nRetry-After: 1\r\n"
+        "Connection: close\r\nContent-Length: ",
+        body.size(), "\r\n\r\n", body));
+  }();
+  // One try, never waiting: the connection is closed whatever was sent.
+  (void)::send(socket.native_handle(), kBusy->data(), kBusy->size(),
+               MSG_DONTWAIT | MSG_NOSIGNAL);
+  beast::error_code ec;
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+  socket.close(ec);
 }
 
 void Gateway::Impl::Register(const std::shared_ptr<Session>& s) {
@@ -162,6 +234,8 @@ void Gateway::Impl::Stop() {
   if (stopped_) return;
   stopped_ = true;
   net::post(acceptor_.get_executor(), [self = this] {
+    self->stopped_accepting_ = true;
+    self->accept_backoff_.cancel();
     beast::error_code ec;
     self->acceptor_.close(ec);
   });

@@ -8,18 +8,24 @@
 // Boost.Beast over Boost.Asio (Debian's libboost-dev): `threads` threads on
 // one io_context, a strand per connection, one request at a time per
 // connection (keep-alive, pipelined requests answered in order). Limits
-// before anything reaches the engine: the request head must arrive within
-// `head_timeout` and fit `header_limit`, a body `body_limit` and
-// `body_timeout`, and one client address keeps at most
-// `max_connections_per_client` connections; each is a 4xx naming the
-// problem (408, 431, 413, 429).
+// before anything reaches the engine (DESIGN rule 19): the request head
+// must arrive within `head_timeout` and fit `header_limit`; a body its
+// route's limit (POST /v1/decode `decode_body_limit`, others
+// `body_limit`; /v1/decode:batch is read as a stream, a line at most
+// `line_limit`) and `body_timeout`; its framing, Host and Origin are
+// checked; one client address keeps at most `max_connections_per_client`
+// connections, all of them `max_connections`. Each is a 4xx naming the
+// problem (408, 431, 413, 400, 421, 403, 429), or a 503 and a close at the
+// global cap; accept errors (out of file descriptors) back off.
 //
 // Thread contract: Start and Shutdown (and the destructor) on one thread;
 // port() anywhere. The engine must outlive the gateway.
 #ifndef VIN_SERVER_HTTP_GATEWAY_H_
 #define VIN_SERVER_HTTP_GATEWAY_H_
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,9 +33,22 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/engine.h"
+#include "server/tenant.h"
 
 namespace server {
 namespace http {
+
+// What the gateway counts, read by the metrics (vin_http_*). Atomics: any
+// thread reads them.
+struct GatewayCounters {
+  std::atomic<int64_t> connections_open{0};
+  // Connections answered 429 (over a client's share) or 503 (over
+  // --http_max_connections) and closed.
+  std::atomic<uint64_t> refused_per_client{0};
+  std::atomic<uint64_t> refused_global{0};
+  // accept() failures (EMFILE, ENFILE...), each followed by a back-off.
+  std::atomic<uint64_t> accept_errors{0};
+};
 
 struct GatewayOptions {
   std::string listen;  // host:port (port 0: any free one)
@@ -39,21 +58,39 @@ struct GatewayOptions {
   // The freshness of a cache entry (--cache_ttl), for Cache-Control.
   absl::Duration cache_ttl = absl::Hours(24);
   size_t header_limit = 16 * 1024;
+  // POST /v1/decode's body: one DecodeRequest, as gRPC's message limit.
+  size_t decode_body_limit = 64 * 1024;
+  // Every other body (vPIC's batch form), read whole.
   size_t body_limit = 1024 * 1024;
-  // The NDJSON body of /v1/decode:batch (about 200,000 lines).
-  size_t stream_body_limit = 16 * 1024 * 1024;
+  // One NDJSON line of /v1/decode:batch, whose body has no limit: it is
+  // read as a stream, paced by `stream_window`. A longer line fails as its
+  // item, unbuffered.
+  size_t line_limit = 64 * 1024;
   absl::Duration head_timeout = absl::Seconds(10);
+  // A body must arrive within this (a stream's: each read the server
+  // waits on).
   absl::Duration body_timeout = absl::Seconds(30);
   int max_connections_per_client = 256;
+  // Connections open at once, all clients together
+  // (--http_max_connections); beyond it a new one is answered 503 and
+  // closed at once.
+  int max_connections = 4096;
+  // --http_allowed_hosts ("" : loopback names only when `listen` is a
+  // loopback address, any host otherwise; see request_checks.h).
+  std::string allowed_hosts;
   // Items of one /v1/decode:batch stream in progress at once, as a
   // DecodeBatch stream's window (the server's --batch_window).
   size_t stream_window = 256;
   int threads = 2;
-  // Rule 17: the header naming a caller's tenant (case-insensitive).
-  std::string tenant_header = "x-vin-tenant";
+  // Rules 17 and 19: who a caller is (the tenant header, believed from a
+  // trusted proxy only) and whose lists may be interactive.
+  TenantPolicy tenants;
   // Origins of browser pages on other origins that may call (CORS,
-  // --http_cors_origins); "*" allows any. None by default.
+  // --http_cors_origins); "*" allows any. None by default: a request from
+  // another origin is 403.
   std::vector<std::string> cors_origins;
+  // Not owned; may be null.
+  GatewayCounters* counters = nullptr;
 };
 
 class Gateway {

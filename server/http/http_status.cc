@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "util/utf8.h"
 
 namespace server {
 namespace http {
@@ -32,13 +33,7 @@ std::string ETagOf(const std::string& body) {
 }
 
 std::string HeaderSafe(absl::string_view text) {
-  std::string out;
-  out.reserve(std::min<size_t>(text.size(), 512));
-  for (char c : text) {
-    if (out.size() >= 512) break;
-    out.push_back(static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c);
-  }
-  return out;
+  return util::SafeText(text, 512, " ");
 }
 
 int HttpStatusOf(engine::FailureReason r) {

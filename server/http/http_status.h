@@ -20,7 +20,8 @@ namespace internal {
 // A stable hash of a body, for its ETag.
 std::string ETagOf(const std::string& body);
 
-// A header value without line breaks or other control characters.
+// A header value: valid UTF-8 without line breaks or other control
+// characters (spaces in their place), at most 512 bytes.
 std::string HeaderSafe(absl::string_view text);
 
 // The HTTP status of a failure on vPIC's paths (DESIGN "HTTP").

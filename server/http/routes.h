@@ -34,6 +34,8 @@ struct Route {
   std::string vin;
   int model_year = 0;
   bool needs_body = false;
+  // The body's limit in bytes (the gateway's options by route, rule 19).
+  size_t body_limit = 0;
 };
 
 // The route of `method` `target` (the raw request target, not decoded).

@@ -1,21 +1,28 @@
 // Session's connection (session.h): its start and close, reading a
-// request's head and body within the limits (header_limit, body_limit, the
-// head and body timers; 408, 431, 413 and 400 when a read fails), CORS
-// (the Origin, the preflight), and writing an answer (keep-alive, HEAD).
-// The routes are in session_route.cc, the answers in session_answer.cc,
-// the NDJSON stream in session_stream.cc.
+// request's head and body within the limits (header_limit, the route's
+// body limit, the head and body timers; 408, 431, 413 and 400 when a read
+// fails), the head's checks (framing, Host, Origin: 400, 421, 403), CORS
+// (the Origin, the preflight), "Expect: 100-continue", and writing an
+// answer (keep-alive, HEAD). The routes are in session_route.cc, the
+// answers in session_answer.cc, the NDJSON stream in session_stream.cc.
+#include "server/http/session.h"
+
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "server/http/http_status.h"
-#include "server/http/session.h"
+#include "server/http/request_checks.h"
 
 namespace server {
 namespace http {
@@ -68,12 +75,22 @@ void Session::RefuseBusy() {
 
 void Session::ReadHead() {
   if (closing_) return;
-  parser_.emplace();
-  parser_->header_limit(static_cast<std::uint32_t>(options().header_limit));
-  parser_->body_limit(options().body_limit);
+  // Nothing of the last request's answer applies to the next one (an
+  // error answered before its head is read carries its body, also after
+  // a HEAD).
+  head_only_ = false;
+  parser_.reset();
+  head_parser_.emplace();
+  head_parser_->header_limit(
+      static_cast<std::uint32_t>(options().header_limit));
+  // The route decides the body's limit (CheckHead and ReadBody): the
+  // head's Content-Length is not judged before the route is known.
+  // (Not boost::none: Boost 1.74 compares a Content-Length with an empty
+  // optional as larger than any limit.)
+  head_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   StartTimer(options().head_timeout);
   bhttp::async_read_header(
-      stream_, buffer_, *parser_,
+      stream_, buffer_, *head_parser_,
       [self = shared_from_this()](beast::error_code ec, size_t) {
         self->OnHead(ec);
       });
@@ -114,7 +131,7 @@ void Session::ReadFailed(beast::error_code ec, bool head) {
   if (ec == bhttp::error::body_limit) {
     return Fail(413, "BODY_TOO_LARGE",
                 absl::StrCat("the request body is larger than ",
-                             options().body_limit, " bytes"),
+                             route_.body_limit, " bytes, this path's limit"),
                 true);
   }
   if (ec == net::error::connection_reset || ec == net::error::broken_pipe) {
@@ -140,16 +157,15 @@ void Session::AddCors(Response* res) const {
            "X-Vin-Source, X-Vin-Stale, X-Vin-Note, Retry-After, ETag");
 }
 
-template <typename Head>
-void Session::Preflight(const Head& head) {
-  keep_alive_ = keep_alive_ && parser_->is_done();
+void Session::Preflight(const bhttp::request_header<>& head) {
+  keep_alive_ = keep_alive_ && head_parser_->is_done();
   if (!OriginAllowed()) {
     return Fail(403, "CORS_ORIGIN_NOT_ALLOWED",
                 origin_.empty()
                     ? "OPTIONS is answered for CORS preflights only (no Origin)"
-                    : absl::StrCat("origin ", origin_,
+                    : absl::StrCat("origin ", HeaderSafe(origin_),
                                    " is not among --http_cors_origins"),
-                !parser_->is_done());
+                !head_parser_->is_done());
   }
   auto res = MakeResponse(204);
   res->set(bhttp::field::access_control_allow_methods, "GET, HEAD, POST, OPTIONS");
@@ -165,10 +181,59 @@ void Session::Preflight(const Head& head) {
   Send(std::move(res));
 }
 
+bool Session::CheckHead(const bhttp::request_header<>& head) {
+  // Framing: one way to tell where the body ends, or the connection
+  // closes (Boost's parser would take "identity" and a Content-Length,
+  // or "chunked, identity" without a body, and read the rest as another
+  // request).
+  std::vector<absl::string_view> te;
+  for (auto [it, end] = head.equal_range(bhttp::field::transfer_encoding);
+       it != end; ++it) {
+    te.emplace_back(it->value().data(), it->value().size());
+  }
+  const size_t lengths = head.count(bhttp::field::content_length);
+  if (const std::string p = FramingProblem(head.version(), te, lengths);
+      !p.empty()) {
+    Fail(400, "BAD_FRAMING", p, /*close=*/true);
+    return false;
+  }
+  const bool body_unread = !head_parser_->is_done();
+  absl::string_view host;
+  if (auto h = head.find(bhttp::field::host); h != head.end()) {
+    host = absl::string_view(h->value().data(), h->value().size());
+  }
+  if (host.empty() && head.version() >= 11) {
+    Fail(400, "BAD_REQUEST", "an HTTP/1.1 request needs a Host header", true);
+    return false;
+  }
+  const AllowedHosts& hosts = gateway_->allowed_hosts();
+  if (!hosts.Allows(host)) {
+    Fail(421, "MISDIRECTED_REQUEST",
+         absl::StrCat("host ", HeaderSafe(HostName(host)),
+                      " is not served here (allowed: ", hosts.description(),
+                      "; --http_allowed_hosts)"),
+         body_unread);
+    return false;
+  }
+  // A page of another site may not make this gateway work (a browser
+  // sends Origin with every cross-site POST, whatever its content type);
+  // clients that are no browser send none.
+  if (!origin_.empty() && head.method() != bhttp::verb::options &&
+      !OriginAllowed() && !SameOrigin(origin_, "http", host)) {
+    Fail(403, "CROSS_ORIGIN_FORBIDDEN",
+         absl::StrCat("origin ", HeaderSafe(origin_),
+                      " may not call this gateway (neither its own nor among "
+                      "--http_cors_origins)"),
+         body_unread);
+    return false;
+  }
+  return true;
+}
+
 void Session::OnHead(beast::error_code ec) {
   if (ec) return ReadFailed(ec, true);
   timer_.cancel();
-  const auto& head = parser_->get();
+  const auto& head = head_parser_->get();
   version_ = head.version();
   keep_alive_ = head.keep_alive();
   head_only_ = head.method() == bhttp::verb::head;
@@ -176,26 +241,66 @@ void Session::OnHead(beast::error_code ec) {
   if (auto o = head.find(bhttp::field::origin); o != head.end()) {
     origin_ = std::string(o->value());
   }
+  auto expect = head.find(bhttp::field::expect);
+  expect_continue_ =
+      version_ >= 11 && expect != head.end() &&
+      absl::EqualsIgnoreCase(
+          absl::string_view(expect->value().data(), expect->value().size()),
+          "100-continue");
+  if (!CheckHead(head)) return;
   if (head.method() == bhttp::verb::options) return Preflight(head);
   route_ = RouteOf(std::string(head.method_string()), std::string(head.target()));
   if (route_.kind == Route::Kind::kError) {
     // Nothing of the body is read: the connection cannot go on.
-    return Fail(route_.status, route_.status == 405 ? "METHOD_NOT_ALLOWED"
-                               : route_.status == 404 ? "NOT_FOUND"
-                                                      : "BAD_REQUEST",
-                route_.message, !parser_->is_done());
+    return Fail(route_.status,
+                route_.status == 405   ? "METHOD_NOT_ALLOWED"
+                : route_.status == 404 ? "NOT_FOUND"
+                                       : "BAD_REQUEST",
+                route_.message, !head_parser_->is_done());
   }
+  route_.body_limit = route_.kind == Route::Kind::kDecode
+                          ? options().decode_body_limit
+                          : options().body_limit;
+  if (!Prepare(head)) return;
+  if (route_.kind == Route::Kind::kDecodeBatch) return StartStream();
+  // A body announced larger than the route takes is refused before a
+  // byte of it is read.
+  if (auto length = head_parser_->content_length();
+      length && *length > route_.body_limit) {
+    return Fail(
+        413, "BODY_TOO_LARGE",
+        absl::StrCat("the request body is ", *length,
+                     " bytes, over this path's limit of ", route_.body_limit),
+        true);
+  }
+  ReadBody();
+}
+
+void Session::Continue(std::function<void()> then) {
+  if (!expect_continue_) return then();
+  static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+  net::async_write(stream_, net::buffer(kContinue),
+                   [self = shared_from_this(), then = std::move(then)](
+                       beast::error_code ec, size_t) {
+                     if (ec) return self->Shutdown();
+                     then();
+                   });
+}
+
+void Session::ReadBody() {
+  parser_.emplace(std::move(*head_parser_));
+  head_parser_.reset();
+  parser_->body_limit(route_.body_limit);
   if (parser_->is_done()) return Handle();
-  if (route_.kind == Route::Kind::kDecodeBatch) {
-    parser_->body_limit(options().stream_body_limit);
-  }
-  StartTimer(options().body_timeout);
-  bhttp::async_read(stream_, buffer_, *parser_,
-                    [self = shared_from_this()](beast::error_code ec, size_t) {
-                      if (ec) return self->ReadFailed(ec, false);
-                      self->timer_.cancel();
-                      self->Handle();
-                    });
+  Continue([self = shared_from_this()] {
+    self->StartTimer(self->options().body_timeout);
+    bhttp::async_read(self->stream_, self->buffer_, *self->parser_,
+                      [self](beast::error_code ec, size_t) {
+                        if (ec) return self->ReadFailed(ec, false);
+                        self->timer_.cancel();
+                        self->Handle();
+                      });
+  });
 }
 
 std::shared_ptr<Response> Session::MakeResponse(int status) {

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,6 +37,7 @@
 #include "absl/types/optional.h"
 #include "engine/engine.h"
 #include "server/http/gateway.h"
+#include "server/http/request_checks.h"
 #include "server/http/routes.h"
 #include "vin/v1/vin.pb.h"
 
@@ -91,9 +93,12 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
   void WaiterStarted();
   void WaiterEnded();
 
-  // Connections per client address; false when `address` has its share.
-  bool Admit(const std::string& address);
+  // Connections: false when `address` has its share (or all clients
+  // theirs: `*global` says which). Leave when an admitted one closes.
+  bool Admit(const std::string& address, bool* global);
   void Leave(const std::string& address);
+  const AllowedHosts& allowed_hosts() const { return hosts_; }
+  GatewayCounters& counters() { return *counters_; }
   void Register(const std::shared_ptr<internal::Session>& s);
 
   // The rendered answer for `r` asked as `searched`, if kept.
@@ -104,6 +109,13 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
 
  private:
   void Accept();
+  // An accept failed with `ec`: out of file descriptors (EMFILE, ENFILE)
+  // or another error; accepting resumes after a back-off, so that the
+  // loop never spins while the open connections are served.
+  void AcceptFailed(boost::system::error_code ec);
+  // Answers a connection over --http_max_connections 503 without reading
+  // it (one non-blocking send) and closes it.
+  static void RefuseAtCap(boost::asio::ip::tcp::socket socket);
 
   // The order matters: members are destroyed last to first, and sessions
   // that pending handlers still hold are destroyed with ioc_ (their
@@ -111,8 +123,13 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
   const GatewayOptions options_;
   engine::Engine* const engine_;
 
+  AllowedHosts hosts_;  // set by Listen, then read-only
+  GatewayCounters own_counters_;
+  GatewayCounters* const counters_;  // options_.counters, else own_counters_
+
   absl::Mutex mu_;
   int waiters_ ABSL_GUARDED_BY(mu_) = 0;
+  int connections_ ABSL_GUARDED_BY(mu_) = 0;  // admitted, open
   int running_ ABSL_GUARDED_BY(mu_) = 0;  // threads in ioc_.run()
   std::map<std::string, int> per_client_ ABSL_GUARDED_BY(mu_);
   std::map<internal::Session*, std::weak_ptr<internal::Session>> sessions_
@@ -125,6 +142,10 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
 
   boost::asio::io_context ioc_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  // On the acceptor's strand.
+  boost::asio::steady_timer accept_backoff_;
+  absl::Duration backoff_ = absl::ZeroDuration();
+  bool stopped_accepting_ = false;
   std::vector<std::thread> threads_;
   int port_ = 0;
   bool stopped_ = false;
@@ -189,16 +210,17 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   enum class Mode { kValues, kVariables, kBatch, kDecode, kStream };
 
-  // One line of a /v1/decode:batch body.
-  struct Item {
+  // An item of a /v1/decode:batch stream read and not yet answered whole.
+  struct StreamItem {
     std::string request_id;
-    std::string vin;
-    engine::DecodeRequest request;
-    absl::optional<engine::Failure> invalid;  // the line is not a request
+    std::string vin;      // as sent (made safe), for its events
+    uint64_t waiter = 0;  // the engine's id while it may be cancelled
+    bool ended = false;   // its terminal event came (its line may not be out)
   };
   struct Line {
     std::string text;
     bool terminal;
+    size_t index;  // the item's
   };
 
   const GatewayOptions& options() const { return gateway_->options(); }
@@ -217,13 +239,21 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnHead(beast::error_code ec);
 
+  // The head's checks before anything runs (rule 19): its framing, Host
+  // and Origin. False when it was refused (answered).
+  bool CheckHead(const bhttp::request_header<>& head);
+
   // CORS: whether the request's Origin may read the answer.
   bool OriginAllowed() const;
   void AddCors(Response* res) const;
 
   // An OPTIONS request: a CORS preflight (its body, if any, is not read).
-  template <typename Head>
-  void Preflight(const Head& head);
+  void Preflight(const bhttp::request_header<>& head);
+
+  // The body, read whole within the route's limit, then Handle.
+  void ReadBody();
+  // "Expect: 100-continue": the interim answer before the body is read.
+  void Continue(std::function<void()> then);
 
   std::shared_ptr<Response> MakeResponse(int status);
   void Send(std::shared_ptr<Response> res);
@@ -232,10 +262,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // ---- A request's route to the engine (session_route.cc).
 
+  // The request's deadline and tenant from its head; false when refused
+  // (a bad X-Request-Timeout).
+  bool Prepare(const bhttp::request_header<>& head);
   void Handle();
   // Handle's steps for POST DecodeVINValuesBatch and POST /v1/decode.
-  void HandleVpicBatch(absl::Duration timeout);
-  void HandleDecode(absl::Duration timeout);
+  void HandleVpicBatch();
+  void HandleDecode();
 
   void Submit(std::vector<engine::DecodeRequest> requests);
   void CancelWaiters();
@@ -278,17 +311,31 @@ class Session : public std::enable_shared_from_this<Session> {
   void Fail(int status, absl::string_view reason, absl::string_view message,
             bool close);
 
-  // ---- /v1/decode:batch: NDJSON in, NDJSON events out while they happen,
-  // at most `--batch_window` items in progress (the next enters when an
-  // item's terminal event has been written: the client's reading paces it).
-  // (session_stream.cc)
+  // ---- /v1/decode:batch (session_stream.cc): the body read as a stream,
+  // a line at a time, NDJSON events out while they happen. At most
+  // `--batch_window` items are in progress; the next line is read only
+  // when an item's terminal event has been written (the client's reading
+  // paces it), so memory is bounded by the window whatever the body's
+  // size.
 
-  void StartStream(absl::Duration timeout);
+  void StartStream();
 
+  // Reads the next piece of the body (when none is being read), within
+  // `body_timeout`: past it, what was not read is not (the items read are
+  // answered, then the stream ends).
+  void ReadStreamBody();
+  void OnStreamBody(beast::error_code ec);
+  // Reads no more of the body (`why` is logged when not "").
+  void StopReading(absl::string_view why);
+  // The next line of the body read so far, if a whole one is there;
+  // a line over `line_limit` comes back as its length only (`*too_long`),
+  // its bytes skipped.
+  bool NextLine(std::string* line, size_t* too_long);
+  // Items from the lines read, while the window has room; then reads on.
+  void Refill();
+  void SubmitLine(const std::string& text, size_t too_long);
   // A client that goes away mid-stream: its reads end with an error.
   void WatchClient();
-
-  void Refill();
   void Pump();
   void StreamGone();
   void EndStream();
@@ -299,14 +346,20 @@ class Session : public std::enable_shared_from_this<Session> {
   bool timed_out_ = false;
   const std::string client_;
   beast::flat_buffer buffer_;
+  // The request's head is read with head_parser_; its body with parser_
+  // (read whole) or stream_parser_ (/v1/decode:batch).
+  boost::optional<bhttp::request_parser<bhttp::empty_body>> head_parser_;
   boost::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  boost::optional<bhttp::request_parser<bhttp::buffer_body>> stream_parser_;
   Request request_;
   Route route_;
   std::string origin_;  // the request's Origin header, "" when none
-  std::string tenant_;  // the request's tenant (rule 17)
+  std::string tenant_;  // the request's tenant (rules 17 and 19)
+  absl::Duration timeout_;  // the request's deadline
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool head_only_ = false;
+  bool expect_continue_ = false;  // "Expect: 100-continue"
   bool closing_ = false;
   bool counted_ = true;
   Mode mode_ = Mode::kValues;
@@ -316,14 +369,20 @@ class Session : public std::enable_shared_from_this<Session> {
   std::vector<bool> answered_;
   size_t pending_ = 0;
   // /v1/decode:batch.
-  std::vector<Item> items_;
-  size_t next_item_ = 0, in_progress_ = 0, finished_items_ = 0;
+  std::map<size_t, StreamItem>
+      active_;                     // by index: read, not yet written whole
+  size_t next_index_ = 0;          // lines read so far
+  std::vector<char> read_buffer_;  // a piece of the body, as read
+  std::string unsplit_;            // what is read and not yet a line
+  size_t unsplit_pos_ = 0;
+  std::string line_;         // the current line, so far
+  size_t line_skipped_ = 0;  // > 0: the current line is too long
+  bool reading_ = false, input_done_ = false;
   std::deque<Line> lines_;
   bool writing_ = false, stream_gone_ = false, stream_done_ = false;
   std::shared_ptr<bhttp::response<bhttp::empty_body>> stream_head_;
   std::shared_ptr<bhttp::response_serializer<bhttp::empty_body>> serializer_;
   std::vector<char> watch_buffer_;
-  std::vector<bool> ended_;
   std::shared_ptr<Session> hold_;  // while waiters are out
 };
 

@@ -36,45 +36,54 @@ constexpr size_t kMaxBatchVins = 50;  // vPIC's limit
 
 }  // namespace
 
+bool Session::Prepare(const bhttp::request_header<>& head) {
+  timeout_ = options().deadline;
+  if (auto t = head.find("X-Request-Timeout"); t != head.end()) {
+    absl::Duration asked;
+    if (!ParseTimeout(std::string(t->value()), &asked)) {
+      Fail(400, "BAD_REQUEST",
+           "X-Request-Timeout must be seconds (\"2.5\") or a duration "
+           "(\"500ms\")",
+           !head_parser_->is_done());
+      return false;
+    }
+    timeout_ = std::min(timeout_, asked);
+  }
+  // Rules 17 and 19: who asks (the tenant header, from a trusted proxy
+  // only: its last value), and how urgent: a single VIN is interactive,
+  // vPIC's batch form and our NDJSON stream bulk (unless the request says
+  // otherwise and its tenant may).
+  std::vector<absl::string_view> values;
+  for (auto [it, end] = head.equal_range(options().tenants.header); it != end;
+       ++it) {
+    values.emplace_back(it->value().data(), it->value().size());
+  }
+  tenant_ = options().tenants.Resolve("", client_, values);
+  return true;
+}
+
 void Session::Handle() {
   stream_.expires_never();
   request_ = parser_->release();
-  absl::Duration timeout = options().deadline;
-  if (auto t = request_.find("X-Request-Timeout"); t != request_.end()) {
-    absl::Duration asked;
-    if (!ParseTimeout(std::string(t->value()), &asked)) {
-      return Fail(400, "BAD_REQUEST",
-                  "X-Request-Timeout must be seconds (\"2.5\") or a duration "
-                  "(\"500ms\")",
-                  false);
-    }
-    timeout = std::min(timeout, asked);
-  }
-  // Rule 17: who asks (the tenant header), and how urgent: a single VIN
-  // is interactive, vPIC's batch form and our NDJSON stream bulk (unless
-  // the request says otherwise).
-  tenant_ = std::string(domain::kDefaultTenant);
-  if (auto t = request_.find(options().tenant_header); t != request_.end()) {
-    tenant_ = TenantFromHeader(std::string(t->value()));
-  }
+  parser_.reset();
   switch (route_.kind) {
     case Route::Kind::kVpicValues:
     case Route::Kind::kVpicVariables: {
       engine::DecodeRequest r;
       r.vin = route_.vin;
       r.model_year = route_.model_year;
-      r.timeout = timeout;
+      r.timeout = timeout_;
       r.tenant = tenant_;
       mode_ = route_.kind == Route::Kind::kVpicValues ? Mode::kValues
                                                       : Mode::kVariables;
       return Submit({r});
     }
     case Route::Kind::kVpicBatch:
-      return HandleVpicBatch(timeout);
+      return HandleVpicBatch();
     case Route::Kind::kDecode:
-      return HandleDecode(timeout);
+      return HandleDecode();
     case Route::Kind::kDecodeBatch:
-      return StartStream(timeout);
+      break;  // StartStream, from the head
     case Route::Kind::kPage: {
       static const std::string* etag = new std::string(ETagOf(embedded::kPage));
       return SendFile(embedded::kPage, "text/html; charset=utf-8", *etag);
@@ -89,7 +98,7 @@ void Session::Handle() {
   Fail(500, "INTERNAL", "no handler", true);
 }
 
-void Session::HandleVpicBatch(absl::Duration timeout) {
+void Session::HandleVpicBatch() {
   auto entries = ParseBatchForm(request_.body(), std::string(request_.target()),
                                 kMaxBatchVins);
   if (!entries.ok()) {
@@ -111,7 +120,7 @@ void Session::HandleVpicBatch(absl::Duration timeout) {
     engine::DecodeRequest r;
     r.vin = e.vin;
     r.model_year = e.model_year;
-    r.timeout = timeout;
+    r.timeout = timeout_;
     r.priority = domain::Priority::kBulk;
     r.tenant = tenant_;
     requests.push_back(std::move(r));
@@ -120,7 +129,7 @@ void Session::HandleVpicBatch(absl::Duration timeout) {
   return Submit(std::move(requests));
 }
 
-void Session::HandleDecode(absl::Duration timeout) {
+void Session::HandleDecode() {
   vin::v1::DecodeRequest req;
   google::protobuf::util::JsonParseOptions opts;
   const auto st = google::protobuf::util::JsonStringToMessage(
@@ -134,7 +143,7 @@ void Session::HandleDecode(absl::Duration timeout) {
   engine::DecodeRequest r =
       FromProto(req.vin(), req.model_year(), req.check_digit_policy(),
                 req.source_preference());
-  r.timeout = timeout;
+  r.timeout = timeout_;
   r.priority = PriorityOf(req.priority(), domain::Priority::kInteractive);
   r.tenant = tenant_;
   mode_ = Mode::kDecode;
@@ -176,6 +185,10 @@ void Session::CancelWaiters() {
   for (uint64_t& id : ids_) {
     if (id != 0) gateway_->engine()->Cancel(id);
     id = 0;
+  }
+  for (auto& [index, item] : active_) {
+    if (item.waiter != 0) gateway_->engine()->Cancel(item.waiter);
+    item.waiter = 0;
   }
 }
 

@@ -1,92 +1,81 @@
-// Session's /v1/decode:batch (session.h): NDJSON in, NDJSON events out
-// while they happen, at most `--batch_window` items in progress (the next
-// enters when an item's terminal event has been written: the client's
-// reading paces it). A chunked answer that ends the connection; a client
+// Session's /v1/decode:batch (session.h): the body read as a stream, a
+// line at a time, NDJSON events out while they happen, at most
+// `--batch_window` items in progress (the next line is read when an
+// item's terminal event has been written: the client's reading paces
+// it). Memory stays bounded by the window whatever the body's size
+// (DESIGN rule 19): a piece of the body, one line of at most `line_limit`
+// (a longer one fails as its item, its bytes skipped), the window's items
+// and their events. A chunked answer that ends the connection; a client
 // that goes away mid-stream cancels its items' waiters.
 #include <google/protobuf/util/json_util.h>
+#include <spdlog/spdlog.h>
 
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "domain/limits.h"
 #include "server/http/session.h"
+#include "server/log.h"
 #include "server/proto_mapping.h"
 #include "server/tenant.h"
+#include "util/utf8.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
 namespace http {
 namespace internal {
+namespace {
+
+constexpr size_t kReadPiece = 16 * 1024;  // bytes of the body read at once
+constexpr size_t kEchoedBytes = 64;       // of a line that is no request
+
+}  // namespace
 
 void Session::OnStreamEvent(uint64_t request, size_t index,
                             vin::v1::DecodeBatchResponse event, bool terminal) {
-  if (request != request_seq_ || mode_ != Mode::kStream || index >= items_.size()) {
-    return;
-  }
+  if (request != request_seq_ || mode_ != Mode::kStream) return;
+  auto it = active_.find(index);
+  if (it == active_.end() || it->second.ended) return;
+  StreamItem& item = it->second;
   if (terminal) {
-    ids_[index] = 0;
-    ended_[index] = true;
+    item.waiter = 0;
+    item.ended = true;
   }
-  event.set_request_id(items_[index].request_id);
-  if (event.vin().empty()) event.set_vin(items_[index].vin);
+  event.set_request_id(item.request_id);
+  if (event.vin().empty()) event.set_vin(item.vin);
   std::string line;
   google::protobuf::util::JsonPrintOptions opts;
   (void)google::protobuf::util::MessageToJsonString(event, &line, opts);
   line.push_back('\n');
-  lines_.push_back({std::move(line), terminal});
+  lines_.push_back({std::move(line), terminal, index});
   Pump();
 }
 
-void Session::StartStream(absl::Duration timeout) {
-  items_.clear();
-  size_t index = 0;
-  for (absl::string_view raw : absl::StrSplit(request_.body(), '\n')) {
-    const absl::string_view text = absl::StripAsciiWhitespace(raw);
-    if (text.empty()) continue;
-    Item item;
-    item.request_id = absl::StrCat("#", index++);
-    vin::v1::DecodeBatchRequest req;
-    const auto st = google::protobuf::util::JsonStringToMessage(
-        std::string(text), &req, google::protobuf::util::JsonParseOptions());
-    if (!st.ok()) {
-      item.vin = std::string(text.substr(0, 64));
-      item.invalid = domain::FailureOf(
-          engine::FailureReason::kInvalidRequest,
-          absl::StrCat("line ", index, " is not a vin.v1.DecodeBatchRequest "
-                                       "in JSON: ",
-                       std::string(st.message())));
-    } else {
-      if (!req.request_id().empty()) item.request_id = req.request_id();
-      item.vin = req.vin();
-      item.request = FromProto(req.vin(), req.model_year(),
-                               req.check_digit_policy(), req.source_preference());
-      item.request.timeout = timeout;
-      item.request.stagger = true;
-      item.request.priority = PriorityOf(req.priority(), domain::Priority::kBulk);
-      item.request.tenant = tenant_;
-      if (req.request_id().size() > domain::kMaxRequestIdBytes) {
-        item.invalid = domain::FailureOf(
-            engine::FailureReason::kInvalidRequest,
-            absl::StrCat("request_id is longer than ",
-                         domain::kMaxRequestIdBytes, " bytes"));
-      }
-    }
-    items_.push_back(std::move(item));
-  }
+void Session::StartStream() {
   ++request_seq_;
   mode_ = Mode::kStream;
-  ids_.assign(items_.size(), 0);
-  ended_.assign(items_.size(), false);
-  next_item_ = 0;
-  in_progress_ = 0;
-  finished_items_ = 0;
+  active_.clear();
+  next_index_ = 0;
+  unsplit_.clear();
+  unsplit_pos_ = 0;
+  line_.clear();
+  line_skipped_ = 0;
+  reading_ = input_done_ = false;
+  lines_.clear();
+  stream_parser_.emplace(std::move(*head_parser_));
+  head_parser_.reset();
+  // No total: paced by the window (a number, not boost::none: see
+  // ReadHead).
+  stream_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+  read_buffer_.resize(kReadPiece);
   keep_alive_ = false;  // the stream ends the connection
   hold_ = shared_from_this();
   stream_head_ = std::make_shared<bhttp::response<bhttp::empty_body>>(
@@ -103,15 +92,178 @@ void Session::StartStream(absl::Duration timeout) {
   serializer_ = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(
       *stream_head_);
   writing_ = true;
-  bhttp::async_write_header(
-      stream_, *serializer_,
+  Continue([self = shared_from_this()] {
+    bhttp::async_write_header(self->stream_, *self->serializer_,
+                              [self](beast::error_code ec, size_t) {
+                                self->writing_ = false;
+                                if (ec) return self->StreamGone();
+                                self->Refill();
+                              });
+  });
+}
+
+void Session::ReadStreamBody() {
+  if (reading_ || input_done_ || stream_gone_) return;
+  reading_ = true;
+  auto& body = stream_parser_->get().body();
+  body.data = read_buffer_.data();
+  body.size = read_buffer_.size();
+  body.more = true;
+  // (A write's expiry, set while no read was pending, must not end this
+  // read: its own timer is timer_.)
+  stream_.expires_never();
+  timer_.expires_after(std::chrono::nanoseconds(
+      absl::ToInt64Nanoseconds(options().body_timeout)));
+  timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || !self->reading_) return;
+    self->StopReading(
+        absl::StrCat("the body stalled: nothing for ",
+                     absl::FormatDuration(self->options().body_timeout)));
+  });
+  bhttp::async_read_some(
+      stream_, buffer_, *stream_parser_,
       [self = shared_from_this()](beast::error_code ec, size_t) {
-        self->writing_ = false;
-        if (ec) return self->StreamGone();
-        self->WatchClient();
-        self->Refill();
-        self->Pump();
+        self->OnStreamBody(ec);
       });
+}
+
+void Session::OnStreamBody(beast::error_code ec) {
+  reading_ = false;
+  timer_.cancel();
+  if (stream_gone_ || stream_done_ || input_done_) return;
+  if (ec == bhttp::error::need_buffer) ec = {};  // the piece is full
+  if (ec == bhttp::error::end_of_stream || ec == net::error::eof ||
+      ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+      ec == net::error::operation_aborted) {
+    return StreamGone();  // the client went before its body ended
+  }
+  if (ec) {
+    // The body cannot be read further (a bad chunk): the items read are
+    // answered, then the stream ends.
+    return StopReading(
+        absl::StrCat("the body is not valid HTTP: ", ec.message()));
+  }
+  const size_t n = read_buffer_.size() - stream_parser_->get().body().size;
+  unsplit_.erase(0, unsplit_pos_);
+  unsplit_pos_ = 0;
+  unsplit_.append(read_buffer_.data(), n);
+  Refill();
+}
+
+void Session::StopReading(absl::string_view why) {
+  input_done_ = true;
+  if (!why.empty()) {
+    log::Event(spdlog::level::warn,
+               "/v1/decode:batch: reading no more of the body",
+               {{"peer", client_},
+                {"reason", std::string(why)},
+                {"items_read", next_index_}});
+  }
+  Pump();
+}
+
+bool Session::NextLine(std::string* line, size_t* too_long) {
+  while (unsplit_pos_ < unsplit_.size()) {
+    const size_t nl = unsplit_.find('\n', unsplit_pos_);
+    const size_t end = nl == std::string::npos ? unsplit_.size() : nl;
+    const size_t piece = end - unsplit_pos_;
+    if (line_skipped_ > 0 || line_.size() + piece > options().line_limit) {
+      line_skipped_ += line_.size() + piece;  // counted, not kept
+      line_.clear();
+    } else {
+      line_.append(unsplit_, unsplit_pos_, piece);
+    }
+    if (nl == std::string::npos) {
+      unsplit_pos_ = end;
+      return false;  // the line goes on in the next piece
+    }
+    unsplit_pos_ = nl + 1;
+    *too_long = line_skipped_;
+    line->swap(line_);
+    line_.clear();
+    line_skipped_ = 0;
+    return true;
+  }
+  return false;
+}
+
+void Session::Refill() {
+  while (!stream_gone_ && !input_done_ &&
+         active_.size() < options().stream_window) {
+    std::string line;
+    size_t too_long = 0;
+    if (NextLine(&line, &too_long)) {
+      SubmitLine(line, too_long);
+      continue;
+    }
+    if (!stream_parser_->is_done()) {
+      ReadStreamBody();
+      break;
+    }
+    // The body has ended: its last line may have no line break.
+    if (!line_.empty() || line_skipped_ > 0) {
+      too_long = line_skipped_;
+      line.swap(line_);
+      line_skipped_ = 0;
+      SubmitLine(line, too_long);
+    }
+    input_done_ = true;
+    WatchClient();
+  }
+  Pump();
+}
+
+void Session::SubmitLine(const std::string& raw, size_t too_long) {
+  const absl::string_view text = absl::StripAsciiWhitespace(raw);
+  if (text.empty() && too_long == 0) return;  // blank lines are no items
+  const size_t index = next_index_++;
+  StreamItem& item = active_[index];
+  item.request_id = absl::StrCat("#", index);
+  auto* w = new Waiter(gateway_->shared_from_this(), weak_from_this(),
+                       request_seq_, index);
+  w->set_stream(true);
+  auto refuse = [w](std::string message) {
+    w->Finish(Outcome{false, nullptr,
+                      domain::FailureOf(engine::FailureReason::kInvalidRequest,
+                                        std::move(message))});
+  };
+  if (too_long > 0) {
+    return refuse(
+        absl::StrCat("line ", index + 1, " is ", too_long,
+                     " bytes, over the limit of ", options().line_limit,
+                     " (one vin.v1.DecodeBatchRequest in JSON a line)"));
+  }
+  vin::v1::DecodeBatchRequest req;
+  const auto st = google::protobuf::util::JsonStringToMessage(
+      std::string(text), &req, google::protobuf::util::JsonParseOptions());
+  if (!st.ok()) {
+    item.vin = util::SafeText(text, kEchoedBytes);
+    return refuse(absl::StrCat("line ", index + 1,
+                               " is not a vin.v1.DecodeBatchRequest in JSON: ",
+                               std::string(st.message())));
+  }
+  if (!req.request_id().empty()) {
+    item.request_id =
+        util::SafeText(req.request_id(), domain::kMaxRequestIdBytes);
+  }
+  item.vin = req.vin();
+  if (req.request_id().size() > domain::kMaxRequestIdBytes) {
+    return refuse(absl::StrCat("request_id is longer than ",
+                               domain::kMaxRequestIdBytes, " bytes"));
+  }
+  engine::DecodeRequest r =
+      FromProto(req.vin(), req.model_year(), req.check_digit_policy(),
+                req.source_preference());
+  r.timeout = timeout_;
+  r.stagger = true;
+  r.priority = options().tenants.ManyPriority(req.priority(), tenant_);
+  r.tenant = tenant_;
+  const engine::Admission a = gateway_->engine()->Submit(r, w);
+  if (!a.ok()) return w->Finish(Outcome{false, nullptr, a.failure()});
+  // (A cache hit ended inside Submit.)
+  if (auto it = active_.find(index); it != active_.end() && !it->second.ended) {
+    it->second.waiter = a.id();
+  }
 }
 
 void Session::WatchClient() {
@@ -125,31 +277,10 @@ void Session::WatchClient() {
       });
 }
 
-void Session::Refill() {
-  while (!stream_gone_ && in_progress_ < options().stream_window &&
-         next_item_ < items_.size()) {
-    const size_t i = next_item_++;
-    ++in_progress_;
-    Item& item = items_[i];
-    auto* w = new Waiter(gateway_->shared_from_this(), weak_from_this(), request_seq_, i);
-    w->set_stream(true);
-    if (item.invalid) {
-      w->Finish(Outcome{false, nullptr, *item.invalid});
-      continue;
-    }
-    const engine::Admission a = gateway_->engine()->Submit(item.request, w);
-    if (!a.ok()) {
-      w->Finish(Outcome{false, nullptr, a.failure()});
-    } else if (!ended_[i]) {
-      ids_[i] = a.id();  // (a cache hit ended inside Submit)
-    }
-  }
-}
-
 void Session::Pump() {
   if (writing_ || stream_gone_ || stream_done_) return;
   if (lines_.empty()) {
-    if (finished_items_ == items_.size() && next_item_ == items_.size()) {
+    if (input_done_ && active_.empty()) {
       stream_done_ = true;
       writing_ = true;
       net::async_write(stream_, bhttp::make_chunk_last(),
@@ -170,8 +301,7 @@ void Session::Pump() {
                      self->writing_ = false;
                      if (ec) return self->StreamGone();
                      if (line->terminal) {
-                       --self->in_progress_;
-                       ++self->finished_items_;
+                       self->active_.erase(line->index);
                        self->Refill();
                      }
                      self->Pump();
@@ -187,6 +317,7 @@ void Session::StreamGone() {
 }
 
 void Session::EndStream() {
+  timer_.cancel();
   stream_.expires_never();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);

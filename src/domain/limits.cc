@@ -13,4 +13,9 @@ absl::Status CheckModelYear(int year, absl::string_view field) {
                    " and ", kMaxModelYear, ", got ", year));
 }
 
+int LastModelYear(absl::Time now) {
+  return static_cast<int>(absl::ToCivilYear(now, absl::UTCTimeZone()).year()) +
+         2;
+}
+
 }  // namespace domain

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace domain {
 
@@ -21,8 +22,14 @@ inline constexpr size_t kMaxRequestIdBytes = 128;
 inline constexpr size_t kMaxMessageBytes = 64 * 1024;
 
 // OK for a valid model-year hint, else INVALID_ARGUMENT naming `field` and
-// the range.
+// the range. (The server also checks the hint against the VIN's position
+// 10 and the year: vin::CheckModelYearHint with LastModelYear.)
 absl::Status CheckModelYear(int year, absl::string_view field = "model_year");
+
+// The latest model-year hint the server accepts at `now`: next year + 1
+// (a model year may be sold from the year before it; one more year of
+// slack), in UTC.
+int LastModelYear(absl::Time now);
 
 }  // namespace domain
 

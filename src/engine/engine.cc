@@ -138,7 +138,11 @@ Admission Engine::Submit(const DecodeRequest& request,
     return Admission::Refused({FailureReason::kInvalidVin,
                                std::string(valid.status().message()), false});
   }
-  if (absl::Status year = domain::CheckModelYear(request.model_year);
+  // Rule 19: a hint the VIN's position 10 cannot mean is refused here, so
+  // that it is never a cache key nor an upstream request.
+  if (absl::Status year = vin::CheckModelYearHint(
+          valid->vin, request.model_year, domain::kMinModelYear,
+          domain::LastModelYear(absl::Now()));
       !year.ok()) {
     return Admission::Refused(domain::FailureOf(
         FailureReason::kInvalidRequest, std::string(year.message())));

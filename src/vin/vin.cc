@@ -2,11 +2,13 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace vin {
 namespace {
@@ -95,9 +97,45 @@ char ComputeCheckDigit(absl::string_view vin17) {
   return remainder == 10 ? 'X' : static_cast<char>('0' + remainder);
 }
 
+// Position 10's model-year codes in order from 1980 (49 CFR 565.15(d)).
+constexpr absl::string_view kModelYearCodes = "ABCDEFGHJKLMNPRSTVWXY123456789";
+constexpr int kFirstCodeYear = 1980;
+
 bool IsModelYearCode(char c) {
-  static constexpr absl::string_view kCodes = "ABCDEFGHJKLMNPRSTVWXY123456789";
-  return kCodes.find(c) != absl::string_view::npos;
+  return kModelYearCodes.find(c) != absl::string_view::npos;
+}
+
+std::vector<int> ModelYearsOf(char code, int first, int last) {
+  std::vector<int> years;
+  const size_t i = kModelYearCodes.find(code);
+  if (i == absl::string_view::npos) return years;
+  const int cycle = static_cast<int>(kModelYearCodes.size());  // 30
+  for (int y = kFirstCodeYear + static_cast<int>(i); y <= last; y += cycle) {
+    if (y >= first) years.push_back(y);
+  }
+  return years;
+}
+
+absl::Status CheckModelYearHint(absl::string_view vin17, int year, int first,
+                                int last) {
+  if (year == 0) return absl::OkStatus();
+  const char code =
+      vin17.size() > kModelYearIndex ? vin17[kModelYearIndex] : '\0';
+  if (!IsModelYearCode(code)) {
+    if (year >= first && year <= last) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("model_year must be 0 (no hint) or between ", first,
+                     " and ", last, ", got ", year));
+  }
+  const std::vector<int> years = ModelYearsOf(code, first, last);
+  for (int y : years) {
+    if (y == year) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "model_year ", year, " does not fit this VIN: position 10 is ",
+      DescribeChar(code), ", which stands for ",
+      years.empty() ? std::string("no year") : absl::StrJoin(years, " or "),
+      " (between ", first, " and ", last, "); send one of those, or 0"));
 }
 
 absl::StatusOr<ValidatedVin> Validate(absl::string_view input,

@@ -36,6 +36,20 @@ char ComputeCheckDigit(absl::string_view vin17);
 // (ABCDEFGHJKLMNPRSTVWXY123456789).
 bool IsModelYearCode(char c);
 
+// The model years position-10 code `code` can stand for between `first`
+// and `last` (inclusive), oldest first: the codes repeat every 30 years
+// ('A' is 1980, 2010, 2040...). Empty for a character that is no
+// model-year code.
+std::vector<int> ModelYearsOf(char code, int first, int last);
+
+// DESIGN rule 19: a model-year hint (`year`, 0 for none) must be a year
+// that position 10 of `vin17` (a validated, normalised VIN) can mean,
+// between `first` and `last`; when position 10 is no year code (accepted
+// under the WARN policy), any year in that range. INVALID_ARGUMENT names
+// the years the VIN allows.
+absl::Status CheckModelYearHint(absl::string_view vin17, int year, int first,
+                                int last);
+
 // Normalises `input` and checks, in order: not empty, length 17, only VIN
 // characters (digits, letters except I, O, Q), the position-10 model-year
 // code, and the position-9 check digit. Failures are INVALID_ARGUMENT whose

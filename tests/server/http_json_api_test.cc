@@ -73,8 +73,8 @@ TEST_F(HttpGatewayTest, V1DecodeSpeaksTheProtobufJsonMapping) {
 }
 
 // CORS (--http_cors_origins): pages on the listed origins may read the
-// answers and the provenance headers; others get no CORS headers, and their
-// preflight is refused saying why.
+// answers and the provenance headers; others are refused 403 before
+// anything runs (rule 19), and so is their preflight, saying why.
 TEST_F(HttpGatewayTest, CorsLetsListedOriginsReadAndNoOthers) {
   ServerOptions o = Defaults();
   o.http.cors_origins = {"https://dealer.example"};
@@ -86,8 +86,11 @@ TEST_F(HttpGatewayTest, CorsLetsListedOriginsReadAndNoOthers) {
   EXPECT_NE(r.Header("Access-Control-Expose-Headers").find("X-Vin-Source"),
             std::string::npos);
   r = Get(path, {"Origin: https://elsewhere.example"});
-  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.status, 403);
   EXPECT_EQ(r.Count("Access-Control-Allow-Origin"), 0u);
+  EXPECT_NE(r.body.find("origin https://elsewhere.example may not call"),
+            std::string::npos)
+      << r.body;
   r = HttpCall(port_, "OPTIONS", path, "",
                {"Origin: https://dealer.example",
                 "Access-Control-Request-Method: GET",
@@ -163,7 +166,8 @@ TEST_F(HttpGatewayTest, AClientThatLeavesMidStreamReleasesEverything) {
   }
   fake_->HoldAnswers();
   const int fd = testing_util::RawSend(
-      port_, absl::StrCat("POST /v1/decode:batch HTTP/1.1\r\nHost: x\r\nContent-Length: ",
+      port_, absl::StrCat("POST /v1/decode:batch HTTP/1.1\r\nHost: "
+                          "127.0.0.1\r\nContent-Length: ",
                           body.size(), "\r\n\r\n", body));
   ASSERT_GE(fd, 0);
   // Every item is in progress (the window is 256), its request held by vPIC.

@@ -119,8 +119,9 @@ TEST_F(HttpGatewayTest, ConnectionsOverAClientsShareAre429AndNeverReachTheEngine
   const int b = testing_util::RawSend(port_, "");
   ASSERT_GE(a, 0);
   ASSERT_GE(b, 0);
-  const std::string get = absl::StrCat("GET /api/vehicles/DecodeVinValues/",
-                                       ValidVin(61), " HTTP/1.1\r\nHost: t\r\n\r\n");
+  const std::string get =
+      absl::StrCat("GET /api/vehicles/DecodeVinValues/", ValidVin(61),
+                   " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   const std::string refused = RawExchange(port_, get, absl::Seconds(10));
   EXPECT_EQ(RawStatus(refused), 429) << refused;
   EXPECT_TRUE(absl::StrContains(refused, "too many connections from 127.0.0.1 "
@@ -136,8 +137,10 @@ TEST_F(HttpGatewayTest, ConnectionsOverAClientsShareAre429AndNeverReachTheEngine
   for (const absl::Time give_up = absl::Now() + absl::Seconds(20);
        status != 200 && absl::Now() < give_up;) {
     status = RawStatus(RawExchange(
-        port_, absl::StrCat("GET /api/vehicles/DecodeVinValues/", ValidVin(61),
-                            " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")));
+        port_,
+        absl::StrCat(
+            "GET /api/vehicles/DecodeVinValues/", ValidVin(61),
+            " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")));
     ASSERT_TRUE(status == 200 || status == 429) << status;
     if (status == 429) absl::SleepFor(absl::Milliseconds(5));  // not seen yet
   }
@@ -150,11 +153,12 @@ TEST_F(HttpGatewayTest, ABodyThatDoesNotArriveInTimeIs408) {
   o.http.body_timeout = absl::Milliseconds(300);
   StartHttp(o);
   // The head promises 100 bytes; 8 come, then nothing.
-  const std::string answer = RawExchange(
-      port_,
-      "POST /v1/decode HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-      "Content-Length: 100\r\n\r\n{\"vin\": ",
-      absl::Seconds(10));
+  const std::string answer =
+      RawExchange(port_,
+                  "POST /v1/decode HTTP/1.1\r\nHost: "
+                  "127.0.0.1\r\nContent-Type: application/json\r\n"
+                  "Content-Length: 100\r\n\r\n{\"vin\": ",
+                  absl::Seconds(10));
   EXPECT_EQ(RawStatus(answer), 408) << answer;
   EXPECT_TRUE(absl::StrContains(answer, "the request body did not arrive within 300ms"))
       << answer;

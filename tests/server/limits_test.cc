@@ -130,9 +130,12 @@ TEST_F(LimitsTest, AModelYearHintOutOfRangeIsNamedAsSuch) {
   grpc::ClientContext ctx;
   grpc::Status s = stub_->Decode(&ctx, req, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(s.error_message(), HasSubstr("model_year"));
-  EXPECT_THAT(s.error_message(), HasSubstr("1900"));
-  EXPECT_THAT(s.error_message(), testing::Not(HasSubstr("VIN")));
+  // Named as the hint's problem (rule 19: with the years this VIN allows),
+  // not as the VIN's.
+  EXPECT_THAT(s.error_message(), HasSubstr("model_year 1900"));
+  EXPECT_THAT(s.error_message(), HasSubstr("1991 or 2021"));
+  EXPECT_THAT(s.error_message(), testing::Not(HasSubstr("VIN must")));
+  EXPECT_THAT(s.error_message(), testing::Not(HasSubstr("check digit")));
   DecodeBatchRequest item = Item(kFord, "y");
   item.set_model_year(2101);
   auto out = RunBatch(stub_.get(), {item});

@@ -44,6 +44,89 @@ TEST(Tenant, WeightsParseAndBadOnesNameTheEntry) {
               HasSubstr("from 0.01 to 10000"));
 }
 
+TEST(Tenant, WhatReachesALabelIsValidUtf8CutOnACharacter) {
+  EXPECT_EQ(TenantFromHeader("\xff\xfe"), "\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(TenantFromHeader("a\nb"),
+            "a\xef\xbf\xbd"
+            "b");
+  const std::string cut = TenantFromHeader(std::string(127, 'a') + "\xc3\xa9");
+  EXPECT_EQ(cut, std::string(127, 'a'))
+      << "the character that did not fit is left out";
+}
+
+TEST(TrustedProxies, AddressesAndBlocks) {
+  auto p = TrustedProxies::Parse(
+      "127.0.0.0/8, ::1/128, 10.1.2.3, 192.168.0.0/16, fd00::/8");
+  ASSERT_TRUE(p.ok()) << p.status();
+  for (const char* yes :
+       {"127.0.0.1", "127.255.0.9", "::1", "[::1]", "10.1.2.3", "192.168.77.1",
+        "::ffff:127.0.0.1", "fd12::1"}) {
+    EXPECT_TRUE(p->Trusts(yes)) << yes;
+  }
+  for (const char* no : {"10.1.2.4", "128.0.0.1", "::2", "fe80::1", "",
+                         "localhost", "192.169.0.1", "unix:/tmp/x"}) {
+    EXPECT_FALSE(p->Trusts(no)) << no;
+  }
+  EXPECT_FALSE(TrustedProxies::Parse("")->Trusts("127.0.0.1")) << "nobody";
+  for (const char* bad :
+       {"10.0.0.0/33", "::1/129", "example.com", "10.0.0.0/x", "1.2.3"}) {
+    const auto r = TrustedProxies::Parse(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(std::string(r.status().message()),
+                HasSubstr("--trusted_proxies"));
+  }
+  EXPECT_EQ(TrustedProxies::AddressOfGrpcPeer("ipv4:127.0.0.1:5000"),
+            "127.0.0.1");
+  EXPECT_EQ(TrustedProxies::AddressOfGrpcPeer("ipv6:[::1]:5000"), "::1");
+  EXPECT_EQ(TrustedProxies::AddressOfGrpcPeer("unix:/tmp/s"), "");
+}
+
+TEST(TenantPolicy, TheCertificateElseATrustedProxysLastValueElseDefault) {
+  TenantPolicy policy;  // loopback trusted
+  EXPECT_EQ(policy.Resolve("CN=acme", "10.0.0.1", {"other"}), "CN=acme");
+  EXPECT_EQ(policy.Resolve("", "127.0.0.1", {"client", "proxy"}), "proxy");
+  EXPECT_EQ(policy.Resolve("", "10.0.0.1", {"client"}), "default");
+  EXPECT_EQ(policy.Resolve("", "127.0.0.1", {}), "default");
+  EXPECT_EQ(policy.Resolve("", "127.0.0.1", {" "}), "default");
+}
+
+TEST(TenantPolicy, StreamsAreInteractiveOnlyForListedTenants) {
+  TenantPolicy everyone;
+  EXPECT_EQ(everyone.ManyPriority(vin::v1::PRIORITY_INTERACTIVE, "x"),
+            domain::Priority::kInteractive);
+  TenantPolicy listed;
+  listed.interactive_tenants.emplace();
+  listed.interactive_tenants->insert("acme");
+  EXPECT_EQ(listed.ManyPriority(vin::v1::PRIORITY_INTERACTIVE, "acme"),
+            domain::Priority::kInteractive);
+  EXPECT_EQ(listed.ManyPriority(vin::v1::PRIORITY_INTERACTIVE, "beta"),
+            domain::Priority::kBulk);
+  EXPECT_EQ(listed.ManyPriority(vin::v1::PRIORITY_UNSPECIFIED, "acme"),
+            domain::Priority::kBulk);
+}
+
+TEST(Tenant, NamesWithCommasAreQuoted) {
+  auto list =
+      ParseTenantList("\"CN=acme,O=Acme Inc\", beta ,\"say \"\"hi\"\"\"",
+                      "--interactive_tenants");
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(*list, (std::vector<std::string>{"CN=acme,O=Acme Inc", "beta",
+                                             "say \"hi\""}));
+  EXPECT_THAT(
+      ParseTenantList("\"open", "--interactive_tenants").status().message(),
+      HasSubstr("no closing quote"));
+  EXPECT_THAT(
+      ParseTenantList("\"a\"b", "--interactive_tenants").status().message(),
+      HasSubstr("not a tenant name"));
+  auto w = ParseTenantWeights("\"CN=acme,O=Acme\":2, beta:0.5,\"x:y\":3");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->at("CN=acme,O=Acme"), 2);
+  EXPECT_EQ(w->at("beta"), 0.5);
+  EXPECT_EQ(w->at("x:y"), 3);
+  EXPECT_FALSE(ParseTenantWeights("\"CN=a,O=b\"").ok())
+      << "a name without a weight";
+}
+
 TEST(Tenant, MetricsNameAtMostMaxTenantsAndTheRestAreOther) {
   metrics::ServiceMetrics m;
   m.upstream_tenant_vins.SetMaxTenants(2);

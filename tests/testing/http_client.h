@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -142,6 +143,67 @@ inline int RawSend(int port, const std::string& bytes) {
     return -1;
   }
   return fd;
+}
+
+// A connection to 127.0.0.1:`port` from the local address `from`
+// ("127.0.0.2": any of 127.0.0.0/8 is this host's), blocking; -1 on
+// failure.
+inline int ConnectFrom(int port, const std::string& from) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  local.sin_port = 0;
+  if (::inet_pton(AF_INET, from.c_str(), &local.sin_addr) != 1 ||
+      ::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends all of `bytes` on `fd`; false when the connection fails first.
+inline bool SendAll(int fd, absl::string_view bytes) {
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n =
+        ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads from `fd` until the peer closes it or `timeout` passes between two
+// reads; each piece read goes to `on_read` (may be empty) and, when
+// `keep` is set, into the result.
+inline std::string ReadUntilClosed(
+    int fd, absl::Duration timeout,
+    const std::function<void(absl::string_view)>& on_read = {},
+    bool keep = true) {
+  timeval tv{static_cast<time_t>(absl::ToInt64Seconds(timeout)), 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string answer;
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    const absl::string_view piece(buf, static_cast<size_t>(n));
+    if (on_read) on_read(piece);
+    if (keep) answer.append(piece.data(), piece.size());
+  }
+  return answer;
 }
 
 // The status code of the first response in `raw` (0 when none).

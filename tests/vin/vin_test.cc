@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace vin {
@@ -75,6 +76,53 @@ TEST(ModelYearCode, AcceptsOnlyYearCodes) {
     EXPECT_FALSE(IsModelYearCode(c)) << c;
   }
   EXPECT_FALSE(IsModelYearCode('\0'));
+}
+
+// Position 10 repeats every 30 years: each code stands for at most two
+// years between 1980 and 2028, and the hint must be one of them.
+TEST(ModelYearsOf, EveryCodeRepeatsEveryThirtyYears) {
+  const struct {
+    char code;
+    std::vector<int> years;
+  } cases[] = {{'A', {1980, 2010}}, {'Y', {2000}},       {'1', {2001}},
+               {'9', {2009}},       {'M', {1991, 2021}}, {'W', {1998, 2028}},
+               {'X', {1999}},       {'0', {}},           {'U', {}}};
+  for (const auto& c : cases) {
+    EXPECT_EQ(ModelYearsOf(c.code, 1980, 2028), c.years) << c.code;
+  }
+  EXPECT_EQ(ModelYearsOf('A', 1980, 2100),
+            (std::vector<int>{1980, 2010, 2040, 2070, 2100}));
+  EXPECT_EQ(ModelYearsOf('A', 1981, 2039), (std::vector<int>{2010}));
+}
+
+TEST(CheckModelYearHint, AcceptsOnlyTheYearsPosition10Allows) {
+  const std::string ford = "1FTMW1T88MFA00001";  // 'M': 1991 or 2021
+  EXPECT_TRUE(CheckModelYearHint(ford, 0, 1980, 2028).ok());
+  EXPECT_TRUE(CheckModelYearHint(ford, 2021, 1980, 2028).ok());
+  EXPECT_TRUE(CheckModelYearHint(ford, 1991, 1980, 2028).ok());
+  int accepted = 0;
+  for (int y = 1980; y <= 2100; ++y) {
+    accepted += CheckModelYearHint(ford, y, 1980, 2028).ok() ? 1 : 0;
+  }
+  EXPECT_EQ(accepted, 2) << "of 121 years, two are this VIN's";
+  const absl::Status s = CheckModelYearHint(ford, 2020, 1980, 2028);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), testing::HasSubstr("1991 or 2021"));
+  EXPECT_THAT(std::string(s.message()), testing::HasSubstr("'M'"));
+  EXPECT_THAT(std::string(s.message()), testing::HasSubstr("2020"));
+}
+
+TEST(CheckModelYearHint, WithoutAYearCodeAnyYearInTheRange) {
+  // Accepted under WARN only: position 10 is 'Z', which is no year code.
+  const std::string european = "WVGZZZ5NZZW069297";
+  EXPECT_TRUE(CheckModelYearHint(european, 1980, 1980, 2028).ok());
+  EXPECT_TRUE(CheckModelYearHint(european, 2014, 1980, 2028).ok());
+  EXPECT_TRUE(CheckModelYearHint(european, 2028, 1980, 2028).ok());
+  const absl::Status s = CheckModelYearHint(european, 2029, 1980, 2028);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              testing::HasSubstr("between 1980 and 2028"));
+  EXPECT_FALSE(CheckModelYearHint(european, 1979, 1980, 2028).ok());
 }
 
 struct ValidateCase {
