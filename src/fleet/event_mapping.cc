@@ -215,9 +215,11 @@ std::string EncodeEvent(const FleetEvent& e) {
   return m.SerializeAsString();
 }
 
-absl::StatusOr<FleetEvent> DecodeEvent(const std::string& bytes) {
+absl::StatusOr<FleetEvent> DecodeEvent(absl::string_view bytes) {
   pb::FleetEvent m;
-  if (!m.ParseFromString(bytes)) return Bad("not a vin.fleet.v1.FleetEvent");
+  if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Bad("not a vin.fleet.v1.FleetEvent");
+  }
   const auto kind = KindFromProto(m.kind());
   if (!kind) return Bad(absl::StrCat("unknown kind ", m.kind()));
   if (m.key().empty() && !IsBreakerKind(*kind)) return Bad("no key");
