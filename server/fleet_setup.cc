@@ -5,8 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "fleet/redis_url.h"
+#include "fleet/redis_value.h"
 #include "fleet/secret_file.h"
 #include "server/log.h"
+#include "server/proto_mapping.h"
 #include "server/server.h"
 
 namespace server {
@@ -27,7 +29,8 @@ absl::Status AddPassword(const FleetOptions& o, fleet::RedisAddress* a) {
   }
   if (!a->user.empty() && a->password.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--redis_url names the user \"", a->user, "\" but no password: ",
+        "--redis_url names the user \"", fleet::PrintableText(a->user),
+        "\" but no password: ",
         "give it as redis://user:password@host or in --redis_password_file"));
   }
   return absl::OkStatus();
@@ -103,7 +106,7 @@ absl::StatusOr<fleet::RedisFleetOptions> RedisFleetOptionsFor(
   f.prefix = o.key_prefix;
   f.timeout = o.timeout;
   f.fleet_size_hint = o.size_hint;
-  f.trust.read_result = e.decoder;
+  f.trust.read_result = CheckResultBytes;
   f.trust.limits = LimitsOf(e);
   return f;
 }

@@ -115,7 +115,7 @@ void RedisClient::Connect(Slot* slot) {
 void RedisClient::OnReady(Slot* slot) {
   slot->backoff = kFirstBackoff;  // Redis answered: a working connection
   if (!IsSubscriber(slot)) {
-    last_problem_.clear();
+    problems_told_.clear();
     NoteUp(true);
     RedisConnection* c = slot->connection.get();
     if (c != nullptr) WakeAt(c->oldest() + timeout_);
@@ -155,10 +155,11 @@ void RedisClient::NoteUp(bool up) {
 void RedisClient::NoteProblem(const absl::Status& why) {
   // Refused, reset, timed out: Redis is down, which NoteUp says. The rest
   // will not pass by itself.
-  if (absl::IsUnavailable(why) || !on_problem_) return;
-  const std::string text = why.ToString();
-  if (text == last_problem_) return;
-  last_problem_ = text;
+  // (Bounded: a few distinct texts at most, cleared when Redis answers.)
+  if (absl::IsUnavailable(why) || !on_problem_ || problems_told_.size() >= 16 ||
+      !problems_told_.insert(why.ToString()).second) {
+    return;
+  }
   on_problem_(why);
 }
 

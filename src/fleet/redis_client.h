@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "fleet/redis_connection.h"
@@ -155,7 +156,9 @@ class RedisClient {
   std::function<void()> on_joined_;
   bool joined_ = false;
   std::function<void(const absl::Status&)> on_problem_;
-  std::string last_problem_;
+  // The problems told since Redis last answered (each once; the two
+  // connections may fail in turn with different texts).
+  absl::flat_hash_set<std::string> problems_told_;
   retry::Scheduler::TimerId timer_ = 0;
   absl::Time timer_at_ = absl::InfiniteFuture();
 };

@@ -53,7 +53,7 @@ RedisConnection::RedisConnection(loop::EventLoop* loop, Settings settings,
       started_(loop->clock()->Now()) {}
 
 RedisConnection::~RedisConnection() {
-  if (!closed_) loop_->Unwatch(stream_->fd());
+  if (!closed_ && watched_fd_ >= 0) loop_->Unwatch(watched_fd_);
   redisReaderFree(reader_);
 }
 
@@ -109,7 +109,8 @@ void RedisConnection::Flush() {
   auto n = stream_->Write(out_);
   if (!n.ok()) {
     deferred_ = n.status();  // the loop's handler fails it, not the caller
-    watched_ = 0;
+    watched_ = loop::EventLoop::kWritable;
+    watched_fd_ = stream_->fd();
     loop_
         ->Watch(stream_->fd(), loop::EventLoop::kWritable,
                 [weak = weak_from_this()](uint32_t ready) {
@@ -135,8 +136,9 @@ void RedisConnection::Watch() {
       want |= loop::EventLoop::kWritable;
     }
   }
-  if (want == watched_) return;
+  if (want == watched_ && stream_->fd() == watched_fd_) return;
   watched_ = want;
+  watched_fd_ = stream_->fd();
   // Watch fails only for a descriptor epoll refuses; the connection then
   // hears nothing, and RedisClient's deadline drops it.
   loop_
@@ -155,12 +157,21 @@ void RedisConnection::OnIo(uint32_t) {
     return;
   }
   if (!stream_->established()) {
-    auto done = stream_->Connect();
-    if (!done.ok()) {
-      Fail(done.status());
+    auto progress = stream_->Connect();
+    if (!progress.ok()) {
+      Fail(progress.status());
       return;
     }
-    if (!*done) {
+    if (*progress == RedisStream::Progress::kRefused) {
+      // The next address of the name, on another socket.
+      loop_->Unwatch(watched_fd_);
+      watched_fd_ = -1;
+      if (absl::Status s = stream_->ConnectNext(); !s.ok()) {
+        Fail(s);
+        return;
+      }
+    }
+    if (*progress != RedisStream::Progress::kEstablished) {
       Watch();
       return;
     }
@@ -306,7 +317,7 @@ void RedisConnection::Fail(const absl::Status& why) {
   if (closed_) return;
   auto self = shared_from_this();
   closed_ = true;
-  loop_->Unwatch(stream_->fd());
+  if (watched_fd_ >= 0) loop_->Unwatch(watched_fd_);
   if (handlers_.closed) handlers_.closed(why);
   FailWaiting(why);
 }
@@ -315,7 +326,7 @@ void RedisConnection::Close(const absl::Status& why) {
   if (closed_) return;
   auto self = shared_from_this();
   closed_ = true;
-  loop_->Unwatch(stream_->fd());
+  if (watched_fd_ >= 0) loop_->Unwatch(watched_fd_);
   FailWaiting(why);
 }
 

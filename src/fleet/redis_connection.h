@@ -125,6 +125,7 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   int greetings_left_ = 0;
   bool ready_ = false;
   bool closed_ = false;
+  int watched_fd_ = -1;  // the stream's socket the loop watches
   uint32_t watched_ = 0;
   absl::Status deferred_;  // a write error met inside Flush()
 };

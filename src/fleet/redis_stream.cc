@@ -39,40 +39,53 @@ absl::StatusOr<std::unique_ptr<RedisStream>> RedisStream::Open(
     return absl::NotFoundError(absl::StrCat("cannot resolve the redis host \"",
                                             host, "\": ", gai_strerror(rc)));
   }
-  std::string last_error = "no address";
+  std::unique_ptr<RedisStream> s(new RedisStream(host, port, tls));
   for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_addrlen > sizeof(sockaddr_storage)) continue;
+    Address address{};
+    memcpy(&address.addr, a->ai_addr, a->ai_addrlen);
+    address.len = a->ai_addrlen;
+    s->addresses_.push_back(address);
+  }
+  freeaddrinfo(found);
+  std::reverse(s->addresses_.begin(), s->addresses_.end());  // next at back
+  if (absl::Status st = s->ConnectNext(); !st.ok()) return st;
+  return s;
+}
+
+absl::Status RedisStream::ConnectNext() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  while (!addresses_.empty()) {
+    const Address a = addresses_.back();
+    addresses_.pop_back();
     const int fd =
-        socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-               a->ai_protocol);
+        socket(a.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-      last_error = Errno(errno);
+      last_error_ = Errno(errno);
       continue;
     }
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      last_error = Errno(errno);
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&a.addr), a.len) != 0 &&
+        errno != EINPROGRESS) {
+      last_error_ = Errno(errno);
       close(fd);
       continue;
     }
-    freeaddrinfo(found);
-    std::unique_ptr<RedisStream> s(new RedisStream(fd, host, tls));
-    if (tls != nullptr) {
-      auto ssl = tls->NewSession(fd, host);
-      if (!ssl.ok()) return ssl.status();
-      s->ssl_ = *ssl;
-    }
-    return s;
+    fd_ = fd;
+    wants_ = kWrite;  // writable once connected (or refused)
+    return absl::OkStatus();
   }
-  freeaddrinfo(found);
   return absl::UnavailableError(absl::StrCat(
-      "cannot connect to redis at ", host, ":", port, ": ", last_error));
+      "cannot connect to redis at ", host_, ":", port_, ": ",
+      last_error_.empty() ? std::string("no address") : last_error_));
 }
 
 RedisStream::~RedisStream() {
   if (ssl_ != nullptr) SSL_free(ssl_);
-  close(fd_);
+  if (fd_ >= 0) close(fd_);
 }
 
 absl::Status RedisStream::TlsWait(int ret, absl::string_view doing) {
@@ -114,33 +127,41 @@ absl::Status RedisStream::TlsWait(int ret, absl::string_view doing) {
       absl::StrCat("TLS ", doing, " failed: ", detail));
 }
 
-absl::StatusOr<bool> RedisStream::Connect() {
-  if (established_) return true;
+absl::StatusOr<RedisStream::Progress> RedisStream::Connect() {
+  if (established_) return Progress::kEstablished;
   if (!tcp_connected_) {
     int err = 0;
     socklen_t len = sizeof(err);
     if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-    if (err == EINPROGRESS || err == EALREADY) return false;
+    if (err == EINPROGRESS || err == EALREADY) return Progress::kPending;
     if (err != 0) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot connect to redis at ", host_, ": ", Errno(err)));
+      last_error_ = Errno(err);
+      if (addresses_.empty()) {
+        return absl::UnavailableError(
+            absl::StrCat("cannot connect to redis at ", host_, ":", port_, ": ",
+                         last_error_));
+      }
+      return Progress::kRefused;
     }
     tcp_connected_ = true;
-    if (ssl_ == nullptr) {
+    if (tls_ == nullptr) {
       established_ = true;
       wants_ = 0;
-      return true;
+      return Progress::kEstablished;
     }
+    auto ssl = tls_->NewSession(fd_, host_);
+    if (!ssl.ok()) return ssl.status();
+    ssl_ = *ssl;
   }
   ERR_clear_error();
   const int ret = SSL_do_handshake(ssl_);
   if (ret == 1) {
     established_ = true;
     wants_ = 0;
-    return true;
+    return Progress::kEstablished;
   }
   if (absl::Status s = TlsWait(ret, "the TLS handshake"); !s.ok()) return s;
-  return false;
+  return Progress::kPending;
 }
 
 absl::StatusOr<size_t> RedisStream::Read(std::string* out, size_t max) {
@@ -156,8 +177,11 @@ absl::StatusOr<size_t> RedisStream::Read(std::string* out, size_t max) {
         total += static_cast<size_t>(n);
         continue;
       }
+      if (n < 0 && WouldBlock(errno)) return total;
+      // What came before the end (or an error) is handed out first; the
+      // next read meets it again.
+      if (total > 0) return total;
       if (n == 0) return absl::UnavailableError("redis closed the connection");
-      if (WouldBlock(errno)) return total;
       return absl::UnavailableError(
           absl::StrCat("reading from redis failed: ", Errno(errno)));
     }
@@ -169,7 +193,7 @@ absl::StatusOr<size_t> RedisStream::Read(std::string* out, size_t max) {
       total += n;
       continue;
     }
-    if (absl::Status s = TlsWait(ret, "read"); !s.ok()) return s;
+    if (absl::Status s = TlsWait(ret, "read"); !s.ok() && total == 0) return s;
     return total;
   }
   return total;

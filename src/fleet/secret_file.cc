@@ -9,7 +9,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 
 namespace fleet {
 namespace {
@@ -56,22 +55,27 @@ absl::StatusOr<std::string> ReadBounded(const std::string& path,
   return out;
 }
 
-void TrimOneLineBreak(std::string* s) {
-  if (absl::EndsWith(*s, "\r\n")) {
-    s->resize(s->size() - 2);
-  } else if (absl::EndsWith(*s, "\n")) {
-    s->pop_back();
+// The file's bytes without one trailing "\n" or "\r\n".
+absl::StatusOr<std::string> ReadTrimmed(const std::string& path,
+                                        absl::string_view flag) {
+  auto text = ReadBounded(path, flag);
+  if (!text.ok()) return text.status();
+  std::string s = *std::move(text);
+  if (absl::EndsWith(s, "\r\n")) {
+    s.resize(s.size() - 2);
+  } else if (absl::EndsWith(s, "\n")) {
+    s.pop_back();
   }
+  return s;
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> ReadPasswordFile(const std::string& path,
                                              absl::string_view flag) {
-  auto text = ReadBounded(path, flag);
-  if (!text.ok()) return text.status();
-  std::string password = *std::move(text);
-  TrimOneLineBreak(&password);
+  auto read = ReadTrimmed(path, flag);
+  if (!read.ok()) return read.status();
+  std::string password = *std::move(read);
   if (password.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(flag, " ", path, " holds no password"));
@@ -87,10 +91,9 @@ absl::StatusOr<std::string> ReadPasswordFile(const std::string& path,
 
 absl::StatusOr<std::string> ReadFleetSecretFile(const std::string& path,
                                                 absl::string_view flag) {
-  auto text = ReadBounded(path, flag);
-  if (!text.ok()) return text.status();
-  std::string secret = *std::move(text);
-  TrimOneLineBreak(&secret);
+  auto read = ReadTrimmed(path, flag);
+  if (!read.ok()) return read.status();
+  std::string secret = *std::move(read);
   if (secret.size() < kMinFleetSecretBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat(flag, " ", path, " holds ", secret.size(),

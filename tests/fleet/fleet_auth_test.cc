@@ -63,11 +63,7 @@ std::vector<std::string> AclArgs() {
 
 class FleetAuthTest : public FleetTest {
  protected:
-  void SetUp() override {
-    auto fake = fakevpic::FakeVpic::Start();
-    ASSERT_TRUE(fake.ok()) << fake.status();
-    fake_ = *std::move(fake);
-  }
+  void SetUp() override { StartFake(); }  // Redis: each test's own
   void TearDown() override {
     FleetTest::TearDown();
     testing_util::RemoveTestCerts(certs_);
@@ -122,6 +118,19 @@ class FleetAuthTest : public FleetTest {
     }
   }
 
+  // Once both replicas are in: `vin` decoded by replica 0 (vPIC) is
+  // answered by replica 1 from the fleet's cache, one request in all.
+  void ExpectDecodesShared(const std::string& vin) {
+    WaitForRedis();
+    DecodeResponse r;
+    ASSERT_TRUE(Decode(0, vin, &r).ok());
+    EXPECT_EQ(r.result().source(), vin::v1::SOURCE_VPIC);
+    ASSERT_TRUE(Decode(1, vin, &r).ok());
+    EXPECT_EQ(r.result().source(), vin::v1::SOURCE_CACHE) << "shared";
+    EXPECT_EQ(r.result().vehicle().make(), "HONDA");
+    EXPECT_EQ(fake_->RequestCount(vin), 1);
+  }
+
   testing_util::TestCerts certs_;
   std::string password_file_;
 };
@@ -141,15 +150,7 @@ TEST_F(FleetAuthTest, AnAclUserWithItsPasswordJoinsTheFleet) {
   o.fleet.redis_url = absl::StrCat("redis://vin@127.0.0.1:", redis_.port());
   o.fleet.redis_password_file = password_file_;
   AddReplica(o);
-  WaitForRedis();
-  const std::string vin = ValidVin(8701);
-  DecodeResponse r;
-  ASSERT_TRUE(Decode(0, vin, &r).ok());
-  EXPECT_EQ(r.result().source(), vin::v1::SOURCE_VPIC);
-  ASSERT_TRUE(Decode(1, vin, &r).ok());
-  EXPECT_EQ(r.result().source(), vin::v1::SOURCE_CACHE)
-      << "shared through Redis";
-  EXPECT_EQ(fake_->RequestCount(vin), 1);
+  ExpectDecodesShared(ValidVin(8701));
 }
 
 TEST_F(FleetAuthTest, AWrongPasswordIsRefusedWithAClearLogLine) {
@@ -174,17 +175,10 @@ TEST_F(FleetAuthTest, ADecodeCachedOverTlsIsServedByASecondReplica) {
   o.fleet.tls.ca_file = certs_.ca;
   o.fleet.tls.cert_file = certs_.client_cert;
   o.fleet.tls.key_file = certs_.client_key;
-  AddReplica(o);
-  AddReplica(o);
-  WaitForRedis();
-  const std::string vin = ValidVin(8702);
-  DecodeResponse r;
-  ASSERT_TRUE(Decode(0, vin, &r).ok());
-  EXPECT_EQ(r.result().source(), vin::v1::SOURCE_VPIC);
-  ASSERT_TRUE(Decode(1, vin, &r).ok());
-  EXPECT_EQ(r.result().source(), vin::v1::SOURCE_CACHE);
-  EXPECT_EQ(r.result().vehicle().make(), "HONDA");
-  EXPECT_EQ(fake_->RequestCount(vin), 1);
+  AddReplica(o);  // checks the certificate's IP address
+  o.fleet.redis_url = absl::StrCat("rediss://localhost:", redis_.port());
+  AddReplica(o);  // its DNS name (and sends it as SNI)
+  ExpectDecodesShared(ValidVin(8702));
 }
 
 TEST_F(FleetAuthTest, ACertificateOfAnotherCaOrForAnotherNameIsRefused) {
@@ -201,6 +195,10 @@ TEST_F(FleetAuthTest, ACertificateOfAnotherCaOrForAnotherNameIsRefused) {
       TlsArgs(certs_.misnamed_server_cert, certs_.misnamed_server_key, false),
       true);
   ExpectRefused(f, "IP address mismatch", "no secret here");
+  ExpectRefused(
+      {"--redis_tls_ca_file=" + certs_.ca,
+       absl::StrCat("--redis_url=rediss://localhost:", redis_.port())},
+      "hostname mismatch", "no secret here");
 }
 
 }  // namespace

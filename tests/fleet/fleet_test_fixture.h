@@ -37,6 +37,9 @@ class FleetTest : public testing::Test {
   void SetUp() override {
     std::string error;
     ASSERT_TRUE(redis_.Start(&error)) << error;
+    StartFake();
+  }
+  void StartFake() {
     auto fake = fakevpic::FakeVpic::Start();
     ASSERT_TRUE(fake.ok()) << fake.status();
     fake_ = *std::move(fake);

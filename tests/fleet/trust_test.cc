@@ -36,7 +36,7 @@ std::string ResultBytes(const std::string& vin, const std::string& make,
 Trust TrustWith(std::shared_ptr<const FleetSecret> secret) {
   Trust t;
   t.secret = std::move(secret);
-  t.read_result = server::DecodeResultBytes;
+  t.read_result = server::CheckResultBytes;
   t.limits.cache_ttl = absl::Hours(24);
   t.limits.breaker_cooldown_max = absl::Minutes(2);
   t.limits.delay_max = absl::Minutes(2);
