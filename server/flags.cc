@@ -158,7 +158,9 @@ ABSL_FLAG(std::string, fleet_secret_file, "",
 ABSL_FLAG(std::string, redis_key_prefix, "vin:",
           "prefix of every Redis key and channel of this fleet");
 ABSL_FLAG(absl::Duration, redis_timeout, absl::Milliseconds(50),
-          "longest wait on Redis; a later answer counts as Redis being down");
+          "longest wait on Redis (a command's answer; a new connection's "
+          "connect, TLS handshake and greeting together); later counts as "
+          "Redis being down");
 ABSL_FLAG(absl::Duration, redis_connect_timeout, absl::Seconds(2),
           "fleet mode: at start, health is NOT_SERVING and calls wait (held, "
           "not failed) until Redis answers, for at most this; then the "

@@ -134,6 +134,29 @@ TEST(FleetEvents, EveryKindTravelsWhole) {
   EXPECT_EQ(c->origin, "r6");
 }
 
+// A time beyond protobuf's Timestamp (an infinite one) travels as its
+// edge, never as an overflow.
+TEST(FleetEvents, AnInfiniteTimeTravelsAsTimestampsEdge) {
+  FleetEvent opened;
+  opened.kind = FleetEvent::Kind::kBreakerOpened;
+  opened.origin = "r5";
+  for (const auto& [time, edge] :
+       {std::make_pair(absl::InfinitePast(),
+                       absl::FromUnixSeconds(-62135596800)),
+        std::make_pair(absl::InfiniteFuture(),
+                       absl::FromUnixSeconds(253402300799))}) {
+    opened.breaker.unreachable_since = time;
+    auto o = DecodeEvent(EncodeEvent(opened));
+    ASSERT_TRUE(o.ok()) << o.status();
+    EXPECT_EQ(o->breaker.unreachable_since, edge);
+  }
+  opened.breaker.unreachable_since =
+      absl::FromUnixSeconds(-5) + absl::Milliseconds(250);
+  EXPECT_EQ(DecodeEvent(EncodeEvent(opened))->breaker.unreachable_since,
+            opened.breaker.unreachable_since)
+      << "before 1970: seconds toward the past, nanoseconds forward";
+}
+
 // What another replica sent, as protobuf, with the fields given.
 std::string Wire(const std::function<void(vin::fleet::v1::FleetEvent*)>& set) {
   vin::fleet::v1::FleetEvent m;

@@ -116,6 +116,18 @@ TEST(FleetTrust, CachedResultsWithoutASecretAreCheckedLikeDiskRows) {
       });
 }
 
+// A replica of the previous version reads a sealed result as it reads any:
+// the seal is a field it does not know.
+TEST(FleetTrust, ASealedResultStillParsesForAReaderWithoutSeals) {
+  const auto secret = Secret("the fleet's secret, 32 bytes ...");
+  const std::string k0 = std::string(kHonda) + "|0";
+  engine::DecodeResult r;
+  ASSERT_TRUE(server::DecodeResultBytes(
+      Seal(ResultBytes(kHonda, "HONDA"), Key(k0), kNow, secret.get()), &r));
+  EXPECT_EQ(r.vin, kHonda);
+  EXPECT_EQ(r.vehicle.make, "HONDA");
+}
+
 TEST(FleetTrust, WithTheSecretOnlySignedResultsForTheirKeyAreBelieved) {
   const auto secret = Secret("the fleet's secret, 32 bytes ...");
   const auto other = Secret("another fleet's secret, 32 bytes");
