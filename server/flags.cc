@@ -157,12 +157,35 @@ ABSL_FLAG(int64_t, log_queue_lines, 8192,
           "log lines waiting for stdout at most; beyond it lines are dropped "
           "(and counted), never waited for");
 ABSL_FLAG(std::string, redis_url, "",
-          "fleet mode: redis://host:port[/db] holding the cache, the flights "
-          "and the NHTSA budget the replicas share; empty: this process alone");
+          "fleet mode: redis://[[user]:password@]host[:port][/db] holding the "
+          "cache, the flights and the NHTSA budget the replicas share "
+          "(rediss:// for TLS; user and password percent-encoded, sent as "
+          "AUTH; logged without the password); empty: this process alone");
+ABSL_FLAG(std::string, redis_password_file, "",
+          "fleet mode: a file whose one line is Redis's password (AUTH, with "
+          "the user of --redis_url if it names one), kept out of the command "
+          "line; not with a password in --redis_url");
+ABSL_FLAG(std::string, redis_tls_ca_file, "",
+          "rediss:// --redis_url: PEM CA certificates that may sign Redis's "
+          "certificate (empty: the system's); its name or IP must be the "
+          "host of --redis_url");
+ABSL_FLAG(std::string, redis_tls_cert_file, "",
+          "rediss:// --redis_url: PEM client certificate (chain) to present "
+          "to a Redis with tls-auth-clients (with --redis_tls_key_file)");
+ABSL_FLAG(std::string, redis_tls_key_file, "",
+          "the PEM private key of --redis_tls_cert_file");
+ABSL_FLAG(std::string, fleet_secret_file, "",
+          "fleet mode: a file holding the fleet's secret (16 to 4096 bytes, "
+          "the same on every replica): every event published and every "
+          "decode stored in Redis is signed with HMAC-SHA256, and unsigned "
+          "or badly signed ones are rejected; empty: unsigned (values are "
+          "still checked)");
 ABSL_FLAG(std::string, redis_key_prefix, "vin:",
           "prefix of every Redis key and channel of this fleet");
 ABSL_FLAG(absl::Duration, redis_timeout, absl::Milliseconds(50),
-          "longest wait on Redis; a later answer counts as Redis being down");
+          "longest wait on Redis (a command's answer; a new connection's "
+          "connect, TLS handshake and greeting together); later counts as "
+          "Redis being down");
 ABSL_FLAG(absl::Duration, redis_connect_timeout, absl::Seconds(2),
           "fleet mode: at start, health is NOT_SERVING and calls wait (held, "
           "not failed) until Redis answers, for at most this; then the "
@@ -240,6 +263,11 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
   options.max_memory_bytes = absl::GetFlag(FLAGS_max_memory);
   options.fleet.redis_url = absl::GetFlag(FLAGS_redis_url);
+  options.fleet.redis_password_file = absl::GetFlag(FLAGS_redis_password_file);
+  options.fleet.tls.ca_file = absl::GetFlag(FLAGS_redis_tls_ca_file);
+  options.fleet.tls.cert_file = absl::GetFlag(FLAGS_redis_tls_cert_file);
+  options.fleet.tls.key_file = absl::GetFlag(FLAGS_redis_tls_key_file);
+  options.fleet.secret_file = absl::GetFlag(FLAGS_fleet_secret_file);
   options.fleet.key_prefix = absl::GetFlag(FLAGS_redis_key_prefix);
   options.fleet.timeout = absl::GetFlag(FLAGS_redis_timeout);
   options.fleet.connect_timeout = absl::GetFlag(FLAGS_redis_connect_timeout);

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "fleet/redis_url.h"
 #include "server/flags.h"
 #include "server/log.h"
 #include "server/log_observer.h"
@@ -91,7 +92,11 @@ void LogStarted(const server::ServerOptions& options,
         {"retry_budget_min", e.budget.retry_min_per_second}});
   if (!options.fleet.redis_url.empty()) {
     Info("fleet mode: cache, flights and the NHTSA budget shared in Redis",
-         {{"redis", options.fleet.redis_url},
+         {{"redis", fleet::RedactRedisUrl(options.fleet.redis_url)},
+          {"redis_password_file", options.fleet.redis_password_file},
+          {"signed", options.fleet.secret_file.empty()
+                         ? std::string("no (no --fleet_secret_file)")
+                         : std::string("yes (HMAC-SHA256)")},
           {"key_prefix", options.fleet.key_prefix},
           {"fleet_size_hint", options.fleet.size_hint},
           {"lease", absl::FormatDuration(options.fleet.lease)},

@@ -346,9 +346,23 @@ void AddLogAndRedis(const MetricsSources& src, std::vector<MetricFamily>* out) {
   }
   if (src.fleet_events_rejected) {
     AddCounter(out, "vin_fleet_events_rejected_total",
-               "Events of the fleet's channel dropped because they did not "
-               "parse as a vin.fleet.v1.FleetEvent (fleet mode).",
+               "Events of the fleet's channel dropped: they did not parse as "
+               "a vin.fleet.v1.FleetEvent, or failed its checks (fleet mode; "
+               "the event_* kinds of vin_fleet_rejected_total).",
                src.fleet_events_rejected());
+  }
+  if (src.fleet_rejected) {
+    MetricFamily f = Family(
+        "vin_fleet_rejected_total",
+        "Values read from Redis that were not believed (fleet mode), by what "
+        "was wrong: a cached result is deleted and its VIN decoded live, an "
+        "event is dropped.",
+        MetricType::Counter);
+    for (const LabelCount& c : src.fleet_rejected()) {
+      f.metric.push_back(Sample(static_cast<double>(c.count),
+                                MetricType::Counter, {{"what", c.label}}));
+    }
+    out->push_back(std::move(f));
   }
 }
 

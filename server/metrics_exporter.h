@@ -26,6 +26,12 @@ class DiskCache;
 
 namespace server {
 
+// A count under one label value.
+struct LabelCount {
+  std::string label;
+  uint64_t count = 0;
+};
+
 // What a scrape reads besides ServiceMetrics. Not owned; must outlive the
 // exporter.
 struct MetricsSources {
@@ -44,6 +50,9 @@ struct MetricsSources {
   // The cache file under the memory cache (null: none, and no
   // vin_cache_disk_* metrics).
   const disk_cache::DiskCache* disk = nullptr;
+  // Fleet mode: values read from Redis that were not believed, by what was
+  // wrong (fleet::RejectionName), for vin_fleet_rejected_total{what}.
+  std::function<std::vector<LabelCount>()> fleet_rejected;
 };
 
 // The text of every metric, as a scrape of /metrics returns it.

@@ -63,11 +63,32 @@ absl::optional<std::string> CacheAnswerBytes(const std::string& live) {
   return out;
 }
 
+namespace {
+
+// `bytes` as a result the engine may keep: a vin.v1.DecodeResult with a
+// VIN and a decode time.
+bool ParseResult(const std::string& bytes, vin::v1::DecodeResult* p) {
+  return p->ParseFromString(bytes) && !p->vin().empty() && p->has_decode_time();
+}
+
+absl::Time DecodeTimeOf(const vin::v1::DecodeResult& p) {
+  return absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(p.decode_time()));
+}
+
+}  // namespace
+
+bool CheckResultBytes(const std::string& bytes, engine::DecodeResult* out) {
+  vin::v1::DecodeResult p;
+  if (!ParseResult(bytes, &p)) return false;
+  out->vin = p.vin();
+  out->vehicle.model_year = p.vehicle().model_year();
+  out->decode_time = DecodeTimeOf(p);
+  return true;
+}
+
 bool DecodeResultBytes(const std::string& bytes, engine::DecodeResult* out) {
   vin::v1::DecodeResult p;
-  if (!p.ParseFromString(bytes) || p.vin().empty() || !p.has_decode_time()) {
-    return false;
-  }
+  if (!ParseResult(bytes, &p)) return false;
   out->vin = p.vin();
   const vin::v1::Vehicle& pv = p.vehicle();
   vpic::Vehicle& v = out->vehicle;
@@ -102,8 +123,7 @@ bool DecodeResultBytes(const std::string& bytes, engine::DecodeResult* out) {
   out->attempts = p.attempts();
   out->notes.clear();
   for (const auto& n : p.notes()) out->notes.push_back({n.code(), n.message()});
-  out->decode_time = absl::FromUnixNanos(
-      TimeUtil::TimestampToNanoseconds(p.decode_time()));
+  out->decode_time = DecodeTimeOf(p);
   out->encoded = nullptr;
   return true;
 }

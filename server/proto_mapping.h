@@ -23,6 +23,10 @@ absl::optional<std::string> CacheAnswerBytes(const std::string& live);
 // The other way (the engine's decoder): false when `bytes` is not a
 // vin.v1.DecodeResult with a VIN and a decode time.
 bool DecodeResultBytes(const std::string& bytes, engine::DecodeResult* out);
+// The same check (the bytes parse whole, with a VIN and a decode time), for
+// bytes read from Redis (fleet::Trust::read_result): fills only `out`'s VIN,
+// model year and decode time, at half DecodeResultBytes' cost.
+bool CheckResultBytes(const std::string& bytes, engine::DecodeResult* out);
 void BuildProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out);
 void ToProto(const engine::Queued& in, vin::v1::QueuedEvent* out);
 void ToProto(const engine::Retrying& in, vin::v1::RetryingEvent* out);

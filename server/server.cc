@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "server/fleet_setup.h"
 #include "server/log.h"
 #include "server/proto_mapping.h"
 #include "absl/synchronization/notification.h"
@@ -150,50 +151,15 @@ void VinServer::LoadSnapshot(const ServerOptions& options) {
 
 absl::Status VinServer::StartFleet(const FleetOptions& fleet_options,
                                    engine::EngineOptions* engine_options) {
-  auto address = fleet::ParseRedisUrl(fleet_options.redis_url);
-  if (!address.ok()) return address.status();
-  if (fleet_options.size_hint < 1) {
-    return absl::InvalidArgumentError("--fleet_size_hint must be at least 1");
-  }
-  if (fleet_options.timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--redis_timeout must be positive");
-  }
-  if (fleet_options.connect_timeout < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        "--redis_connect_timeout cannot be negative");
-  }
-  metrics::ServiceMetrics* m = metrics_.get();
-  const std::string url = fleet_options.redis_url;
   if (fleet_options.connect_timeout > absl::ZeroDuration()) {
-    join_ = std::make_unique<FleetJoin>(url, fleet_options.connect_timeout,
-                                        health_.get());
+    join_ = std::make_unique<FleetJoin>(
+        fleet::RedactRedisUrl(fleet_options.redis_url),
+        fleet_options.connect_timeout, health_.get());
   }
-  fleet_ = std::make_unique<fleet::RedisFleet>(
-      *address, fleet_options.key_prefix, fleet_options.timeout,
-      fleet_options.size_hint, [m, url, join = join_.get()](bool up) {
-        m->redis_up.Set(up ? 1 : 0);
-        if (join != nullptr && !join->ShouldLogRedisState(up)) return;
-        log::Event(up ? spdlog::level::info : spdlog::level::warn,
-                   up ? "redis is up: cache, flights and the upstream "
-                        "budget are shared with the fleet"
-                      : "redis is down: decoding alone (local cache, "
-                        "flights and bucket) until it is back",
-                   {{"redis", url}});
-      });
-  // Logged at the 1st, 2nd, 4th, 8th... (a replica of another version
-  // may publish every event so).
-  fleet_->OnRejectedEvent([f = fleet_.get(), url](const absl::Status& why) {
-    const uint64_t n = f->events_rejected();
-    if ((n & (n - 1)) != 0) return;
-    log::Event(spdlog::level::warn,
-               "a fleet event that does not parse was dropped",
-               {{"redis", url},
-                {"error", std::string(why.message())},
-                {"rejected", static_cast<int64_t>(n)}});
-  });
-  if (join_ != nullptr) {
-    fleet_->OnJoined([join = join_.get()] { join->Joined(); });
-  }
+  auto fleet = StartRedisFleet(fleet_options, *engine_options, metrics_.get(),
+                               join_.get());
+  if (!fleet.ok()) return fleet.status();
+  fleet_ = *std::move(fleet);
   engine_options->fleet = fleet_.get();
   engine_options->fleet_lease = fleet_options.lease;
   return absl::OkStatus();
@@ -224,6 +190,14 @@ absl::Status VinServer::StartMetricsExporter(const ServerOptions& options) {
     sources.redis_commands = [f = fleet_.get()] { return f->commands(); };
     sources.fleet_events_rejected = [f = fleet_.get()] {
       return f->events_rejected();
+    };
+    sources.fleet_rejected = [f = fleet_.get()] {
+      std::vector<LabelCount> out;
+      for (size_t i = 0; i < fleet::kRejections; ++i) {
+        const auto what = static_cast<fleet::Rejection>(i);
+        out.push_back({fleet::RejectionName(what), f->rejected(what)});
+      }
+      return out;
     };
   }
   sources.disk = disk_.get();

@@ -32,7 +32,18 @@ namespace server {
 // Fleet mode (README "Running a fleet"): replicas share a cache, their
 // flights and the NHTSA budget in Redis.
 struct FleetOptions {
-  std::string redis_url;  // redis://host:port[/db]; "" = this process alone
+  // redis://[[user]:password@]host[:port][/db], rediss:// for TLS; "" =
+  // this process alone. Logged only through fleet::RedactRedisUrl.
+  std::string redis_url;
+  // The password in a file instead of the URL (not both).
+  std::string redis_password_file;
+  // rediss://: the CAs that may sign Redis's certificate ("" = the
+  // system's), and a client certificate for tls-auth-clients.
+  fleet::RedisTlsOptions tls;
+  // The fleet's HMAC key in a file ("" = values unsigned): every event and
+  // cached value is signed, and unsigned ones are rejected (DESIGN
+  // "Beyond one machine").
+  std::string secret_file;
   std::string key_prefix = "vin:";
   absl::Duration timeout = absl::Milliseconds(50);  // longest wait on Redis
   // DESIGN rule 16: until Redis has answered, for at most this, health is

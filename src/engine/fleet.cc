@@ -1,6 +1,7 @@
 // The engine's side of fleet mode (the rule is FleetCoordinator's,
 // fleet_coordinator.h): what a flight does when the fleet has decided who
 // decodes it. Loop thread only.
+#include <algorithm>
 #include <utility>
 
 #include "engine/engine.h"
@@ -69,7 +70,12 @@ void Engine::Remember(const coalesce::FlightKey& key,
 }
 
 void Engine::BreakerElsewhere(const FleetEvent& event) {
-  attempts_.FromFleet(event);
+  // Whoever published it, a cool-down is never longer than this replica's
+  // own longest (DESIGN rule 19; the fleet backend cuts it already).
+  FleetEvent e = event;
+  e.breaker.cooldown = std::clamp(e.breaker.cooldown, absl::ZeroDuration(),
+                                  options_.breaker.cooldown_max);
+  attempts_.FromFleet(e);
 }
 
 }  // namespace engine

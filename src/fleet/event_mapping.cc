@@ -1,5 +1,6 @@
 #include "fleet/event_mapping.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -148,9 +149,14 @@ vpic::UpstreamError ErrorFromProto(const pb::UpstreamError& e) {
 }
 
 void TimeToProto(absl::Time t, google::protobuf::Timestamp* out) {
-  const int64_t ns = absl::ToUnixNanos(t);
-  out->set_seconds(absl::ToUnixSeconds(t));
-  out->set_nanos(static_cast<int32_t>(ns - out->seconds() * 1000000000));
+  // Within Timestamp's range (years 1 to 9999): an infinite time, or one
+  // beyond, is its edge (its nanoseconds would overflow).
+  t = std::clamp(t, absl::FromUnixSeconds(-62135596800),
+                 absl::FromUnixSeconds(253402300799));
+  const int64_t seconds = absl::ToUnixSeconds(t);  // toward the past
+  out->set_seconds(seconds);
+  out->set_nanos(static_cast<int32_t>(
+      absl::ToInt64Nanoseconds(t - absl::FromUnixSeconds(seconds))));
 }
 
 absl::Time TimeFromProto(const google::protobuf::Timestamp& t) {
@@ -215,9 +221,11 @@ std::string EncodeEvent(const FleetEvent& e) {
   return m.SerializeAsString();
 }
 
-absl::StatusOr<FleetEvent> DecodeEvent(const std::string& bytes) {
+absl::StatusOr<FleetEvent> DecodeEvent(absl::string_view bytes) {
   pb::FleetEvent m;
-  if (!m.ParseFromString(bytes)) return Bad("not a vin.fleet.v1.FleetEvent");
+  if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Bad("not a vin.fleet.v1.FleetEvent");
+  }
   const auto kind = KindFromProto(m.kind());
   if (!kind) return Bad(absl::StrCat("unknown kind ", m.kind()));
   if (m.key().empty() && !IsBreakerKind(*kind)) return Bad("no key");

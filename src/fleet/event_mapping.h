@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "engine/fleet_backend.h"
 
 namespace fleet {
@@ -17,7 +18,7 @@ std::string EncodeEvent(const engine::FleetEvent& e);
 // The event in `bytes`; INVALID_ARGUMENT (saying why) when they are not a
 // FleetEvent, or one this replica cannot act on: no kind or key, a kind,
 // source or failure reason it does not know, or a kind without its part.
-absl::StatusOr<engine::FleetEvent> DecodeEvent(const std::string& bytes);
+absl::StatusOr<engine::FleetEvent> DecodeEvent(absl::string_view bytes);
 
 }  // namespace fleet
 

@@ -36,12 +36,14 @@ upstream::BudgetOptions FallbackOptions(upstream::BudgetOptions o, int hint) {
   return o;
 }
 
-double RateOf(const RedisValue& v, double otherwise) {
-  double rate = otherwise;
-  if (v.type == RedisValue::Type::kString && absl::SimpleAtod(v.str, &rate)) {
-    return rate;
-  }
-  return otherwise;
+// The longest a replica waits before asking the shared bucket again after
+// a refusal, whatever Redis said (rates under a few a minute are then
+// asked again sooner than their next token: one more refusal).
+constexpr absl::Duration kMaxAskWait = absl::Minutes(1);
+
+// A count of ms returned by a script within [lo, hi].
+absl::Duration Ms(long long ms, absl::Duration lo, absl::Duration hi) {
+  return std::clamp(absl::Milliseconds(ms), lo, hi);
 }
 
 // A number for a script, exactly (StrCat keeps 6 digits).
@@ -51,10 +53,12 @@ std::string Num(double v) { return absl::StrFormat("%.17g", v); }
 
 RedisBudget::RedisBudget(RedisClient* client, std::string key,
                          const upstream::BudgetOptions& options,
-                         int fleet_size_hint, Now now, Now fleet_clock)
+                         int fleet_size_hint, Now now, Now fleet_clock,
+                         absl::Duration pause_max)
     : client_(client),
       key_(std::move(key)),
       options_(options),
+      pause_max_(std::max(absl::ZeroDuration(), pause_max)),
       now_(std::move(now)),
       fleet_clock_(std::move(fleet_clock)),
       alive_(std::make_shared<bool>(true)),
@@ -65,6 +69,20 @@ RedisBudget::RedisBudget(RedisClient* client, std::string key,
 }
 
 RedisBudget::~RedisBudget() { *alive_ = false; }
+
+double RedisBudget::SharedRate(const RedisValue& v, double otherwise) const {
+  double rate = 0;
+  const double conf = options_.rate_per_minute;
+  if (conf <= 0 || v.type != RedisValue::Type::kString ||
+      !absl::SimpleAtod(v.str, &rate) || !(rate == rate)) {
+    return otherwise;  // (unlimited: no shared rate to follow; NaN)
+  }
+  return std::clamp(rate, std::min(1.0, conf), conf);
+}
+
+absl::Duration RedisBudget::Pause(long long ms) const {
+  return Ms(ms, absl::ZeroDuration(), pause_max_);
+}
 
 RedisClient::Callback RedisBudget::OnLoop(
     std::function<void(RedisClient::Reply)> fn) {
@@ -90,7 +108,9 @@ void RedisBudget::Ask(bool take, const Purpose& purpose) {
       {"EVAL", kTake, "1", key_, Num(options_.rate_per_minute),
        Num(options_.burst), absl::StrCat(successes), take ? "1" : "0",
        FleetNow(), bulk ? "1" : "0", absl::StrCat(kInteractiveReserve),
-       Num(bulk && purpose.peak ? std::clamp(purpose.peak_share, 1e-3, 1.0) : 1.0)},
+       Num(bulk && purpose.peak ? std::clamp(purpose.peak_share, 1e-3, 1.0)
+                                : 1.0),
+       absl::StrCat(absl::ToInt64Milliseconds(pause_max_))},
       OnLoop([this, successes, take, bulk](RedisClient::Reply r) {
         if (!r.ok()) successes_ += successes;  // told next time
         OnAnswer(r, take, bulk);
@@ -116,16 +136,18 @@ void RedisBudget::OnAnswer(const RedisClient::Reply& reply, bool take,
     } else {
       // A bulk refusal says nothing of an interactive request, which may
       // take the reserve: it asks at once.
-      next_ask_bulk_ = now + absl::Milliseconds(e[1].integer);
+      next_ask_bulk_ =
+          now + Ms(e[1].integer, absl::ZeroDuration(), kMaxAskWait);
       if (!bulk) next_ask_ = next_ask_bulk_;
     }
   }
   if (e[2].integer > 0) {
-    shared_paused_until_ = std::max(shared_paused_until_,
-                                    now + absl::Milliseconds(e[2].integer));
+    shared_paused_until_ =
+        std::max(shared_paused_until_, now + Pause(e[2].integer));
   }
-  shared_rate_ = RateOf(e[3], shared_rate_);
-  shared_raised_ = now + absl::Milliseconds(e[4].integer);
+  shared_rate_ = SharedRate(e[3], shared_rate_);
+  // (The hash lives an hour; a raise is never further ahead than a pause.)
+  shared_raised_ = now + Ms(e[4].integer, -absl::Hours(1), pause_max_);
 }
 
 void RedisBudget::RecordFirstAttempts(absl::Time now, int64_t n) {
@@ -207,16 +229,23 @@ void RedisBudget::TopUpRetries(absl::Time now) {
         spent_telling_.clear();
         const absl::Time now = now_();
         const auto& e = r->elements;
-        const absl::Time expires = now + absl::Milliseconds(e[3].integer);
-        for (long long i = 0; i < e[0].integer; ++i) {
-          grants_.push_back({e[1].integer, expires});
+        // Bounded: never more retries than asked, nor a grant or a wait
+        // beyond the window.
+        const absl::Duration window =
+            upstream::RetryBudget::kSlot * upstream::RetryBudget::kSlots;
+        const long long granted = std::clamp<long long>(e[0].integer, 0, ask);
+        const absl::Time expires =
+            now + Ms(e[3].integer, absl::ZeroDuration(), window);
+        for (long long i = 0; i < granted; ++i) {
+          grants_.push_back({std::max<long long>(-1, e[1].integer), expires});
         }
         retry_grant_seen_ = true;
         if (ask > 0) {
-          retry_room_at_ = e[0].integer >= ask ? absl::InfinitePast()
-                           : e[2].integer < 0
-                               ? absl::InfiniteFuture()
-                               : now + absl::Milliseconds(e[2].integer);
+          retry_room_at_ =
+              granted >= ask ? absl::InfinitePast()
+              : e[2].integer < 0
+                  ? absl::InfiniteFuture()
+                  : now + Ms(e[2].integer, absl::ZeroDuration(), window);
         }
         // What came meanwhile goes at once; a refusal is asked again with
         // the next first attempt, or once room may have come back.
@@ -303,17 +332,17 @@ bool RedisBudget::Cut(absl::Time now, bool changed, absl::Duration pause,
         share == 0 ? std::max<int64_t>(1, absl::ToInt64Milliseconds(pause)) : 0;
     client_->Command(
         {"EVAL", kPushback, "1", key_, Num(conf), absl::StrCat(pause_ms),
-         FleetNow(), share == 0 ? std::string("halve") : Num(share)},
+         FleetNow(), share == 0 ? std::string("halve") : Num(share),
+         absl::StrCat(absl::ToInt64Milliseconds(pause_max_))},
         OnLoop([this](RedisClient::Reply r) {
           if (!r.ok() || r->type != RedisValue::Type::kArray ||
               r->elements.size() != 2) {
             return;
           }
-          const absl::Time paused =
-              now_() + absl::Milliseconds(r->elements[0].integer);
+          const absl::Time paused = now_() + Pause(r->elements[0].integer);
           shared_paused_until_ = std::max(shared_paused_until_, paused);
           shared_raised_ = paused;
-          shared_rate_ = RateOf(r->elements[1], shared_rate_);
+          shared_rate_ = SharedRate(r->elements[1], shared_rate_);
         }));
   }
   reported_rate_ = EffectiveRatePerMinute();

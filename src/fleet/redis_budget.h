@@ -59,9 +59,15 @@ class RedisBudget final : public upstream::UpstreamBudget {
   // `client` is attached to the engine's loop; its answers run there.
   // `fleet_clock`: the time the scripts go by, the same for every replica;
   // null (the default) is Redis's own clock (TIME). Tests pass a fake one.
+  // `pause_max` (--retry_after_max): the longest pause the shared hash may
+  // impose. Whatever the scripts return is bounded before it is used
+  // (DESIGN rule 19: anyone who reaches Redis can write the hash): a
+  // pause to `pause_max`, a wait before asking again to a minute, the
+  // rate to [1, the configured rate], retries granted to those asked.
   RedisBudget(RedisClient* client, std::string key,
               const upstream::BudgetOptions& options, int fleet_size_hint,
-              Now now, Now fleet_clock = nullptr);
+              Now now, Now fleet_clock = nullptr,
+              absl::Duration pause_max = absl::Seconds(60));
   ~RedisBudget() override;
 
   bool TryAcquire(absl::Time now) override;
@@ -111,9 +117,16 @@ class RedisBudget final : public upstream::UpstreamBudget {
   void TopUpRetries(absl::Time now);
   void DropExpiredGrants(absl::Time now);
 
+  // A rate Redis returned (the effective rate), bounded; `otherwise` when
+  // it is not a number.
+  double SharedRate(const RedisValue& v, double otherwise) const;
+  // A pause Redis returned, in ms, bounded to [0, pause_max_].
+  absl::Duration Pause(long long ms) const;
+
   RedisClient* const client_;
   const std::string key_;
   const upstream::BudgetOptions options_;
+  const absl::Duration pause_max_;
   const Now now_;
   const Now fleet_clock_;
   // Set to false when the budget is destroyed, for answers still on their

@@ -11,7 +11,8 @@ namespace budget_scripts {
   "  local t = redis.call('TIME')\n"                                         \
   "  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"      \
   "end\n"                                                                    \
-  "local function fmt(x) return string.format('%.17g', x) end\n"
+  "local function fmt(x) return string.format('%.17g', x) end\n"             \
+  "local function clamp(x, lo, hi) return math.max(lo, math.min(hi, x)) end\n"
 
 // The shared bucket, in one hash: tokens, ts (when tokens was right, ms of
 // the fleet's clock), rate (per minute, effective), paused (until, ms),
@@ -22,11 +23,15 @@ namespace budget_scripts {
 // successes since the replica's last ask, 1 to take a token (0: only the
 // successes), the time, and (rule 17) 1 when the request is bulk work
 // alone, the tokens kept in reserve for interactive requests, and bulk's
-// share of the rate now (1 outside peak hours). A bulk request takes a
-// token only while more than the reserve is left, and during peak hours
-// also one of bulk's own bucket (bt, bts: at the share of the rate, burst
-// 1). Returns {granted 0/1, ms until the next token, ms left of a pause,
-// effective rate, ms from now to the last raise}.
+// share of the rate now (1 outside peak hours), and (ARGV[9]) the longest
+// pause in ms (--retry_after_max). A bulk request takes a token only while
+// more than the reserve is left, and during peak hours also one of bulk's
+// own bucket (bt, bts: at the share of the rate, burst 1). What the hash
+// holds is bounded before it is used, as anyone who reaches Redis may
+// have written it: tokens to [0, burst], times to now (a pause to ARGV[9]
+// from now), the rate to [min(1, conf), conf]. Returns {granted 0/1, ms
+// until the next token, ms left of a pause, effective rate, ms from now
+// to the last raise}.
 const char kTake[] = VIN_FLEET_NOW(5) R"lua(
 local conf = tonumber(ARGV[1])
 local burst = math.max(1, tonumber(ARGV[2]))
@@ -37,14 +42,15 @@ local reserve = math.min(tonumber(ARGV[7]) or 0, burst - 1)
 local share = tonumber(ARGV[8]) or 1
 local h = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'rate', 'paused', 'raised',
                      'bt', 'bts')
-local tokens = tonumber(h[1]) or burst
-local ts = tonumber(h[2]) or now
+local pause_max = tonumber(ARGV[9]) or 60000
+local tokens = clamp(tonumber(h[1]) or burst, 0, burst)
+local ts = clamp(tonumber(h[2]) or now, 0, now)
 local rate = tonumber(h[3]) or conf
-local paused = tonumber(h[4]) or 0
-local raised = tonumber(h[5]) or 0
-local bt = tonumber(h[6]) or 1
-local bts = tonumber(h[7]) or now
-if conf > 0 and rate > conf then rate = conf end
+local paused = clamp(tonumber(h[4]) or 0, 0, now + pause_max)
+local raised = clamp(tonumber(h[5]) or 0, 0, math.max(paused, now))
+local bt = clamp(tonumber(h[6]) or 1, 0, 1)
+local bts = clamp(tonumber(h[7]) or now, 0, now)
+if conf > 0 then rate = clamp(rate, math.min(1, conf), conf) end
 -- Only asks of bulk work at peak hours (share < 1) move bulk's bucket:
 -- the others leave its refill to come.
 if share < 1 and conf > 0 and now > bts then
@@ -95,12 +101,17 @@ return {granted, wait, math.max(0, paused - now), fmt(rate), raised - now})lua";
 // climb back starts too. With ARGV[4] a share instead of "halve", vPIC
 // answers again after an outage (rule 13): the rate resumes from that share
 // of the configured one (or less when already lower), with no pause
-// (ARGV[2] 0) and no burst. Returns {ms left of the pause, effective rate}.
+// (ARGV[2] 0) and no burst. ARGV[5]: the longest pause in ms, which
+// bounds the hash's as in kTake. Returns {ms left of the pause, effective
+// rate}.
 const char kPushback[] = VIN_FLEET_NOW(3) R"lua(
 local conf = tonumber(ARGV[1])
+local pause_max = tonumber(ARGV[5]) or 60000
 local h = redis.call('HMGET', KEYS[1], 'rate', 'paused')
 local rate = tonumber(h[1]) or conf
-local paused = math.max(tonumber(h[2]) or 0, now + tonumber(ARGV[2]))
+if conf > 0 then rate = clamp(rate, math.min(1, conf), conf) end
+local paused = math.max(clamp(tonumber(h[2]) or 0, 0, now + pause_max),
+                        now + math.min(tonumber(ARGV[2]), pause_max))
 if conf > 0 then
   if ARGV[4] == 'halve' then
     rate = math.max(1, math.min(rate, conf) / 2)
@@ -138,8 +149,8 @@ local v = redis.call('HMGET', KEYS[1], unpack(names))
 local s, f, r, dirty = {}, {}, {}, {}
 for k = 0, slots - 1 do
   s[k] = tonumber(v[3 * k + 1]) or -1
-  f[k] = tonumber(v[3 * k + 2]) or 0
-  r[k] = tonumber(v[3 * k + 3]) or 0
+  f[k] = math.max(0, tonumber(v[3 * k + 2]) or 0)
+  r[k] = math.max(0, tonumber(v[3 * k + 3]) or 0)
 end
 local function at(idx)
   local k = idx % slots

@@ -1,18 +1,26 @@
-// A small Redis client for fleet mode, over hiredis's async API and driven
-// by the engine's event loop (docs/DESIGN.md "Threads"): its two
-// connections, one for commands (pipelined) and one holding a subscription,
-// are I/O sources of the loop, and its timers are the loop's. No thread of
-// its own, and no caller ever waits on Redis: a command's callback runs on
-// the loop, in a later turn (never inside Command()), with an error when
-// Redis is down, when the command waited longer than the timeout (the
-// connection is then dropped and made again), or when it failed. Reconnects
-// on its own, backing off from 100 ms to 1 s, and says when Redis goes down
-// or comes back (once per change). Redis is up once it has answered on the
-// commands' connection: a new connection greets it (PING, or SELECT for a
-// database) and counts as connected only when the reply comes, so a port
-// that accepts but does not answer (a stopped or loading Redis) is down.
-// It has joined (OnJoined) the first time it is up and, when there is a
-// subscription, Redis has confirmed it (DESIGN rule 16).
+// A small Redis client for fleet mode, driven by the engine's event loop
+// (docs/DESIGN.md "Threads"): its two connections (fleet/redis_connection.h),
+// one for commands (pipelined) and one holding a subscription, are I/O
+// sources of the loop, and its timers are the loop's. No thread of its own,
+// and no caller ever waits on Redis: a command's callback runs on the loop,
+// in a later turn (never inside Command()), with an error when Redis is
+// down, when the command waited longer than the timeout (the connection is
+// then dropped and made again), or when it failed. Reconnects on its own,
+// backing off from 100 ms to 1 s, and says when Redis goes down or comes
+// back (once per change).
+//
+// A connection counts only once Redis has answered its greeting (AUTH with
+// the URL's credentials, then SELECT or PING; the subscriber's SUBSCRIBE),
+// so a port that accepts but does not answer (a stopped or loading Redis)
+// is down, and so is a Redis that refuses the credentials or whose TLS
+// certificate does not verify. Such a refusal is a problem of the
+// configuration, not of the network: OnProblem's handler hears it (once
+// per distinct reason, until Redis answers again). It has joined
+// (OnJoined) the first time it is up and, when there is a subscription,
+// Redis has confirmed it (DESIGN rule 16).
+//
+// The transport is the service's own (a non-blocking socket, OpenSSL for
+// rediss://); hiredis only parses replies (DESIGN "Beyond one machine").
 //
 // Thread contract: constructed on any thread; Attach() once; from then on,
 // every call on the loop's thread, except up(), errors() and commands(),
@@ -23,42 +31,21 @@
 
 #include <algorithm>
 #include <atomic>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "fleet/redis_connection.h"
+#include "fleet/redis_tls.h"
+#include "fleet/redis_url.h"
+#include "fleet/redis_value.h"
 #include "loop/event_loop.h"
 
-struct redisAsyncContext;
-struct redisReply;
-
 namespace fleet {
-
-// One reply, or one element of an array reply.
-struct RedisValue {
-  enum class Type { kNil, kString, kInteger, kArray, kStatus };
-  Type type = Type::kNil;
-  std::string str;       // kString, kStatus
-  long long integer = 0;  // kInteger
-  std::vector<RedisValue> elements;  // kArray
-};
-
-// hiredis's reply as a RedisValue (an error reply is a kStatus here; the
-// client turns it into an error status).
-RedisValue ValueOf(const redisReply* reply);
-
-struct RedisAddress {
-  std::string host = "127.0.0.1";
-  int port = 6379;
-  int db = 0;
-};
-
-// "redis://host:port[/db]".
-absl::StatusOr<RedisAddress> ParseRedisUrl(const std::string& url);
 
 class RedisClient {
  public:
@@ -69,8 +56,11 @@ class RedisClient {
   // Redis went down (false) or came back (true); runs on the loop.
   using StateHandler = std::function<void(bool up)>;
 
+  // `tls`: needed for a rediss:// address (else every connection fails
+  // saying so); ignored for redis://.
   RedisClient(RedisAddress address, absl::Duration timeout,
-              StateHandler on_state);
+              StateHandler on_state,
+              std::shared_ptr<const RedisTls> tls = nullptr);
   ~RedisClient();
 
   RedisClient(const RedisClient&) = delete;
@@ -102,6 +92,13 @@ class RedisClient {
   void OnJoined(std::function<void()> handler) {
     on_joined_ = std::move(handler);
   }
+  // Where a connection that failed for a reason of the configuration goes
+  // (refused credentials, a certificate that does not verify, a host name
+  // that does not resolve, a reply that does not parse), on the loop: once
+  // per distinct reason until Redis answers. Set before Attach.
+  void OnProblem(std::function<void(const absl::Status&)> handler) {
+    on_problem_ = std::move(handler);
+  }
 
   bool up() const { return up_.load(); }
   uint64_t errors() const { return errors_.load(); }
@@ -109,36 +106,9 @@ class RedisClient {
   uint64_t commands() const { return commands_sent_.load(); }
 
  private:
-  struct Pending {
-    Callback done;
-    absl::Time queued;
-  };
-  struct Unsent {
-    std::vector<std::string> argv;
-    Pending pending;
-  };
-  // One hiredis context, its watch on the loop, and its commands in the
-  // order Redis answers them.
-  struct Connection {
-    RedisClient* client = nullptr;
-    std::weak_ptr<Connection> self;  // for the loop's handler
-    bool subscriber = false;
-    redisAsyncContext* context = nullptr;
-    int fd = -1;
-    bool reading = false;
-    bool writing = false;
-    bool connected = false;
-    bool ready = false;  // connected, and Redis answered its greeting
-    bool subscribed = false;  // the subscriber: Redis confirmed SUBSCRIBE
-    bool gone = false;   // hiredis freed the context
-    absl::Time started;
-    std::deque<Unsent> unsent;    // commands queued until it is ready
-    std::deque<Pending> waiting;  // commands sent, in the order of replies
-    std::string lost_because;     // what the commands still waiting are told
-  };
   // A connection slot: the live connection, or when to make it again.
   struct Slot {
-    std::shared_ptr<Connection> connection;
+    std::shared_ptr<RedisConnection> connection;
     absl::Time reconnect_at = absl::InfinitePast();
     absl::Duration backoff = absl::Milliseconds(100);
     // The next connect waits the backoff, which doubles up to its cap.
@@ -148,20 +118,16 @@ class RedisClient {
     }
   };
 
-  void Connect(Slot* slot, bool subscriber);
-  // The connection is over (hiredis freed it, or it failed to connect).
-  void Lost(Connection* c);
-  // Frees a live connection, failing what waits on it with `why`.
+  void Connect(Slot* slot);
+  bool IsSubscriber(const Slot* slot) const { return slot == &subscriber_; }
+  void OnReady(Slot* slot);
+  // The connection of `slot` is over (it failed, or was dropped): when to
+  // make it again, and what Redis's state is now.
+  void Lost(Slot* slot, bool was_ready, const absl::Status& why);
+  // Drops a live connection, failing what waits on it with `why`.
   void Drop(Slot* slot, const std::string& why);
-  Slot* SlotOf(const Connection* c);
-  void Rewatch(Connection* c);
-  // hiredis's adapter hooks: reading or writing interest on or off.
-  static void SetInterest(void* connection, bool Connection::*which, bool on);
-  void OnConnected(Connection* c);
-  void OnReady(Connection* c);
-  void Send(Connection* c, const std::vector<std::string>& argv,
-            Pending pending);
   void NoteUp(bool up);
+  void NoteProblem(const absl::Status& why);
   // Tells OnJoined's handler, the first time both connections are in place.
   void MaybeJoined();
   // Reconnects what is due and drops what is late; then sleeps until the
@@ -171,16 +137,10 @@ class RedisClient {
   // Runs `done` with `error` in a later turn of the loop.
   void FailLater(Callback done, absl::Status error);
 
-  static void OnReply(redisAsyncContext* ac, void* reply, void* privdata);
-  // The reply to a connection's greeting (SELECT, or the commands' PING).
-  static void OnGreeted(redisAsyncContext* ac, void* reply, void* privdata);
-  static void OnMessage(redisAsyncContext* ac, void* reply, void* privdata);
-  static void OnConnect(const redisAsyncContext* ac, int status);
-  static void OnDisconnect(const redisAsyncContext* ac, int status);
-
   const RedisAddress address_;
   const absl::Duration timeout_;
   const StateHandler on_state_;
+  const std::shared_ptr<const RedisTls> tls_;
   std::atomic<bool> up_{false};
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> commands_sent_{0};
@@ -189,15 +149,16 @@ class RedisClient {
   loop::EventLoop* loop_ = nullptr;
   Slot commands_;
   Slot subscriber_;
-  // Connections lost while detached, until the destructor (hiredis may
-  // still call their hooks).
-  std::vector<std::shared_ptr<Connection>> graveyard_;
   std::string channel_;
   MessageHandler on_message_;
   bool state_known_ = false;
   bool reported_up_ = false;
   std::function<void()> on_joined_;
   bool joined_ = false;
+  std::function<void(const absl::Status&)> on_problem_;
+  // The problems told since Redis last answered (each once; the two
+  // connections may fail in turn with different texts).
+  absl::flat_hash_set<std::string> problems_told_;
   retry::Scheduler::TimerId timer_ = 0;
   absl::Time timer_at_ = absl::InfiniteFuture();
 };

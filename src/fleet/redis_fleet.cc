@@ -1,51 +1,22 @@
 #include "fleet/redis_fleet.h"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 #include <utility>
 
 #include "absl/random/random.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fleet/redis_budget.h"
+#include "fleet/redis_fleet_scripts.h"
 
 namespace fleet {
 namespace {
 
 using engine::FleetBackend;
 using engine::FleetEvent;
-
-// The shared cache's answer, else the lease if free (or ours), else taken.
-constexpr char kClaim[] = R"lua(
-local v = redis.call('GET', KEYS[1])
-if v then return {1, v} end
-if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {2} end
-if redis.call('GET', KEYS[2]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
-  return {2}
-end
-return {3})lua";
-
-constexpr char kRenew[] = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0)lua";
-
-constexpr char kRelease[] = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0)lua";
-
-// The breaker's probe: free or already ours, it is ours for ARGV[2] ms
-// ({1}); else {0, ms left}.
-constexpr char kClaimProbe[] = R"lua(
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1}
-end
-return {0, redis.call('PTTL', KEYS[1])})lua";
 
 std::string Millis(absl::Duration d) {
   return absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(d)));
@@ -56,36 +27,132 @@ std::string RandomReplica() {
   return absl::StrFormat("%016x", absl::Uniform<uint64_t>(gen));
 }
 
+// The hex SHA-1 of `bytes`, as Lua's redis.sha1hex makes it: a script
+// deletes a rejected value only if it is still the one rejected.
+std::string Sha1Hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha1(),
+                 nullptr) != 1) {
+    return "";  // matches nothing: the value stays (the lease is still asked)
+  }
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(digest), len));
+}
+
+// A claim script's answer: {1, value} cached; {2, dropped} ours; {3,
+// dropped} taken. `dropped` 1: the script deleted a value that could not
+// be a result (not a string, or too large).
+FleetBackend::Claim::Kind KindOf(const RedisValue& first) {
+  using Kind = FleetBackend::Claim::Kind;
+  if (first.type != RedisValue::Type::kInteger) return Kind::kUnavailable;
+  switch (first.integer) {
+    case 1:
+      return Kind::kCached;
+    case 2:
+      return Kind::kOwner;
+    case 3:
+      return Kind::kTaken;
+    default:
+      return Kind::kUnavailable;
+  }
+}
+
+bool Dropped(const RedisValue& reply) {
+  return reply.elements.size() == 2 &&
+         reply.elements[1].type == RedisValue::Type::kInteger &&
+         reply.elements[1].integer == 1;
+}
+
 }  // namespace
 
-RedisFleet::RedisFleet(RedisAddress address, std::string prefix,
-                       absl::Duration timeout, int fleet_size_hint,
-                       std::function<void(bool up)> on_state)
-    : prefix_(std::move(prefix)),
+RedisFleet::RedisFleet(RedisFleetOptions o)
+    : prefix_(std::move(o.prefix)),
+      channel_(absl::StrCat(prefix_, "events")),
       replica_(RandomReplica()),
-      fleet_size_hint_(fleet_size_hint),
-      client_(std::move(address), timeout, std::move(on_state)) {}
+      fleet_size_hint_(o.fleet_size_hint),
+      trust_(std::move(o.trust)),
+      wall_clock_(std::move(o.wall_clock)),
+      events_(&trust_),
+      client_(std::move(o.address), o.timeout, std::move(o.on_state),
+              std::move(o.tls)) {}
+
+absl::Time RedisFleet::WallNow() const {
+  return wall_clock_ ? wall_clock_() : absl::Now();
+}
+
+uint64_t RedisFleet::events_rejected() const {
+  uint64_t n = 0;
+  for (size_t i = 0; i < kRejections; ++i) {
+    if (IsEventRejection(static_cast<Rejection>(i))) n += rejected_[i].load();
+  }
+  return n;
+}
+
+void RedisFleet::Reject(Rejection what, const std::string& why) {
+  rejected_[static_cast<size_t>(what)].fetch_add(1);
+  if (on_rejected_) on_rejected_(what, why);
+}
 
 void RedisFleet::ClaimFlight(const std::string& key, const std::string& token,
                              absl::Duration lease,
                              std::function<void(Claim)> done) {
+  const std::string result_key = ResultKey(key);
   client_.Command(
-      {"EVAL", kClaim, "2", absl::StrCat(prefix_, "result:", key),
-       absl::StrCat(prefix_, "lease:", key), token, Millis(lease)},
+      {"EVAL", scripts::kClaim, "2", result_key,
+       absl::StrCat(prefix_, "lease:", key), token, Millis(lease),
+       absl::StrCat(kMaxValueBytes)},
+      [this, key, result_key, token, lease,
+       done = std::move(done)](RedisClient::Reply reply) mutable {
+        Claim claim;
+        if (!reply.ok() || reply->type != RedisValue::Type::kArray ||
+            reply->elements.empty()) {
+          done(std::move(claim));
+          return;
+        }
+        claim.kind = KindOf(reply->elements[0]);
+        if (claim.kind != Claim::Kind::kCached) {
+          if (Dropped(*reply)) {
+            Reject(Rejection::kResultUnparsable,
+                   "not a string, or larger than the largest result");
+          }
+          done(std::move(claim));
+          return;
+        }
+        if (reply->elements.size() != 2 ||
+            reply->elements[1].type != RedisValue::Type::kString) {
+          done(Claim{});
+          return;
+        }
+        std::string& stored = reply->elements[1].str;
+        Verdict<std::string> v =
+            CheckCachedResult(stored, result_key, key, WallNow(), trust_);
+        if (!v.value) {
+          Reject(v.rejected, v.why);
+          DiscardAndClaim(key, stored, token, lease, std::move(done));
+          return;
+        }
+        claim.cached = std::make_shared<const std::string>(*std::move(v.value));
+        done(std::move(claim));
+      });
+}
+
+void RedisFleet::DiscardAndClaim(const std::string& key,
+                                 const std::string& rejected,
+                                 const std::string& token, absl::Duration lease,
+                                 std::function<void(Claim)> done) {
+  client_.Command(
+      {"EVAL", scripts::kDiscardAndClaim, "2", ResultKey(key),
+       absl::StrCat(prefix_, "lease:", key), token, Millis(lease),
+       Sha1Hex(rejected)},
       [done = std::move(done)](RedisClient::Reply reply) {
         Claim claim;
         if (reply.ok() && reply->type == RedisValue::Type::kArray &&
             !reply->elements.empty()) {
-          const long long kind = reply->elements[0].integer;
-          if (kind == 1 && reply->elements.size() == 2) {
-            claim.kind = Claim::Kind::kCached;
-            claim.cached = std::make_shared<const std::string>(
-                std::move(reply->elements[1].str));
-          } else if (kind == 2) {
-            claim.kind = Claim::Kind::kOwner;
-          } else if (kind == 3) {
-            claim.kind = Claim::Kind::kTaken;
-          }
+          claim.kind = KindOf(reply->elements[0]);
+          // (Never a cached answer: the VIN is decoded live.)
+          if (claim.kind == Claim::Kind::kCached)
+            claim.kind = Claim::Kind::kUnavailable;
         }
         done(std::move(claim));
       });
@@ -93,24 +160,24 @@ void RedisFleet::ClaimFlight(const std::string& key, const std::string& token,
 
 void RedisFleet::RenewLease(const std::string& key, const std::string& token,
                             absl::Duration lease) {
-  client_.Command({"EVAL", kRenew, "1", absl::StrCat(prefix_, "lease:", key),
-                   token, Millis(lease)},
+  client_.Command({"EVAL", scripts::kRenew, "1",
+                   absl::StrCat(prefix_, "lease:", key), token, Millis(lease)},
                   [](RedisClient::Reply) {});
 }
 
 void RedisFleet::ReleaseLease(const std::string& key,
                               const std::string& token) {
-  client_.Command({"EVAL", kRelease, "1", absl::StrCat(prefix_, "lease:", key),
-                   token},
+  client_.Command({"EVAL", scripts::kRelease, "1",
+                   absl::StrCat(prefix_, "lease:", key), token},
                   [](RedisClient::Reply) {});
 }
 
 void RedisFleet::ClaimProbe(absl::Duration hold,
                             std::function<void(ProbeClaim)> done) {
   client_.Command(
-      {"EVAL", kClaimProbe, "1", absl::StrCat(prefix_, "breaker:probe"),
-       replica_, Millis(hold)},
-      [done = std::move(done)](RedisClient::Reply reply) {
+      {"EVAL", scripts::kClaimProbe, "1",
+       absl::StrCat(prefix_, "breaker:probe"), replica_, Millis(hold)},
+      [this, done = std::move(done)](RedisClient::Reply reply) {
         ProbeClaim claim;
         if (reply.ok() && reply->type == RedisValue::Type::kArray &&
             !reply->elements.empty()) {
@@ -118,9 +185,11 @@ void RedisFleet::ClaimProbe(absl::Duration hold,
             claim.kind = ProbeClaim::Kind::kMine;
           } else if (reply->elements.size() == 2) {
             claim.kind = ProbeClaim::Kind::kTaken;
-            // (-1 or -2: it went meanwhile; the next flight asks again.)
-            claim.wait = absl::Milliseconds(
-                std::max<long long>(0, reply->elements[1].integer));
+            // (-1 or -2: it went meanwhile; the next flight asks again.) A
+            // hold longer than any replica makes is somebody else's.
+            claim.wait =
+                ClampDuration(absl::Milliseconds(reply->elements[1].integer),
+                              trust_.limits.probe_hold_max);
           }
         }
         done(claim);
@@ -134,15 +203,17 @@ void RedisFleet::HoldProbe(absl::Duration hold) {
 }
 
 void RedisFleet::ReleaseProbe() {
-  client_.Command({"EVAL", kRelease, "1", absl::StrCat(prefix_, "breaker:probe"),
-                   replica_},
+  client_.Command({"EVAL", scripts::kRelease, "1",
+                   absl::StrCat(prefix_, "breaker:probe"), replica_},
                   [](RedisClient::Reply) {});
 }
 
 void RedisFleet::StoreResult(const std::string& key, std::string cached,
                              absl::Duration ttl) {
-  client_.Command({"SET", absl::StrCat(prefix_, "result:", key),
-                   std::move(cached), "PX", Millis(ttl)},
+  const std::string result_key = ResultKey(key);
+  client_.Command({"SET", result_key,
+                   Seal(cached, result_key, WallNow(), trust_.secret.get()),
+                   "PX", Millis(ttl)},
                   [](RedisClient::Reply) {});
   // In Redis before the engine answers the callers: one who asks another
   // replica next finds it there.
@@ -150,30 +221,29 @@ void RedisFleet::StoreResult(const std::string& key, std::string cached,
 }
 
 void RedisFleet::Publish(const FleetEvent& event) {
-  client_.Command({"PUBLISH", absl::StrCat(prefix_, "events"),
-                   EncodeEvent(event)},
-                  [](RedisClient::Reply) {});
+  client_.Command(
+      {"PUBLISH", channel_,
+       Seal(EncodeEvent(event), channel_, WallNow(), trust_.secret.get())},
+      [](RedisClient::Reply) {});
 }
 
 void RedisFleet::OnEvent(std::function<void(FleetEvent)> handler) {
-  client_.Subscribe(absl::StrCat(prefix_, "events"),
-                    [this, handler = std::move(handler)](std::string,
-                                                         std::string message) {
-                      auto e = DecodeEvent(message);
-                      if (!e.ok()) {
-                        ++events_rejected_;
-                        if (on_rejected_) on_rejected_(e.status());
-                        return;
-                      }
-                      if (e->origin != replica_) handler(*std::move(e));
-                    });
+  client_.Subscribe(channel_, [this, handler = std::move(handler)](
+                                  std::string, std::string message) {
+    Verdict<FleetEvent> v = events_.Check(message, channel_, WallNow());
+    if (!v.value) {
+      Reject(v.rejected, v.why);
+      return;
+    }
+    if (v.value->origin != replica_) handler(*std::move(v.value));
+  });
 }
 
 std::unique_ptr<upstream::UpstreamBudget> RedisFleet::MakeBudget(
     const upstream::BudgetOptions& options, std::function<absl::Time()> now) {
-  return std::make_unique<RedisBudget>(&client_, absl::StrCat(prefix_, "budget"),
-                                       options, fleet_size_hint_,
-                                       std::move(now));
+  return std::make_unique<RedisBudget>(
+      &client_, absl::StrCat(prefix_, "budget"), options, fleet_size_hint_,
+      std::move(now), nullptr, trust_.limits.pause_max);
 }
 
 }  // namespace fleet

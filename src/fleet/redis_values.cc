@@ -1,15 +1,11 @@
-// What RedisClient reads and is given: a reply as a RedisValue, and the
-// --redis_url as an address (declared in redis_client.h).
+// What the fleet reads from Redis: a reply as a RedisValue
+// (fleet/redis_value.h).
 #include <hiredis/hiredis.h>
 
 #include <string>
-#include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
-#include "fleet/redis_client.h"
+#include "fleet/redis_value.h"
 
 namespace fleet {
 
@@ -42,31 +38,26 @@ RedisValue ValueOf(const redisReply* r) {
   return v;
 }
 
-absl::StatusOr<RedisAddress> ParseRedisUrl(const std::string& url) {
-  absl::string_view rest = url;
-  if (!absl::ConsumePrefix(&rest, "redis://")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--redis_url must look like redis://host:port[/db], got \"", url, "\""));
+absl::StatusOr<RedisValue> ReplyOf(const redisReply* r) {
+  if (r->type == REDIS_REPLY_ERROR) {
+    return absl::InternalError(
+        absl::StrCat("redis: ", PrintableText(std::string(r->str, r->len))));
   }
-  RedisAddress a;
-  std::pair<absl::string_view, absl::string_view> host_db =
-      absl::StrSplit(rest, absl::MaxSplits('/', 1));
-  std::pair<absl::string_view, absl::string_view> host_port =
-      absl::StrSplit(host_db.first, absl::MaxSplits(':', 1));
-  a.host = std::string(host_port.first);
-  if (a.host.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("no host in --redis_url \"", url, "\""));
+  return ValueOf(r);
+}
+
+std::string PrintableText(const std::string& text, size_t max) {
+  std::string out;
+  out.reserve(std::min(text.size(), max) + 3);
+  for (char c : text) {
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+    const auto u = static_cast<unsigned char>(c);
+    out.push_back(u >= 0x20 && u < 0x7f ? c : '?');
   }
-  if (!host_port.second.empty() &&
-      (!absl::SimpleAtoi(host_port.second, &a.port) || a.port <= 0 ||
-       a.port > 65535)) {
-    return absl::InvalidArgumentError(absl::StrCat("bad port in --redis_url \"", url, "\""));
-  }
-  if (!host_db.second.empty() &&
-      (!absl::SimpleAtoi(host_db.second, &a.db) || a.db < 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("bad database in --redis_url \"", url, "\""));
-  }
-  return a;
+  return out;
 }
 
 }  // namespace fleet

@@ -109,6 +109,34 @@ TEST_F(FleetBreakerTest, OpenedOnOneReplicaItIsOpenOnTheOthersWithoutTheirFailur
   }
 }
 
+// Whatever a fleet backend delivers, the engine takes no cool-down longer
+// than its own --breaker_cooldown_max (DESIGN rule 19; fleet::RedisFleet
+// cuts it too): the 10-year event holds callers 2 minutes.
+TEST_F(FleetBreakerTest, AnotherReplicasCooldownIsNeverLongerThanTheMax) {
+  FleetEvent opened;
+  opened.kind = FleetEvent::Kind::kBreakerOpened;
+  opened.origin = "a";
+  opened.breaker.cooldown = absl::Hours(87600);
+  opened.breaker.unreachable_since = clock_.WallNow();
+  opened.breaker.last_error = {503, "http", "503"};
+  nodes[0]->fleet->Publish(opened);
+  Turn();
+  for (Node* n : {nodes[1], nodes[2]}) {
+    ASSERT_EQ(State(n), 1) << "open";
+    RecordingListener* l = Submit(n, ValidVin(next_vin_++));
+    Turn();
+    ASSERT_EQ(l->kinds(), (std::vector<std::string>{"queued", "failed"}));
+    EXPECT_EQ(Last(l).failure.retry_delay, absl::Minutes(2))
+        << Last(l).failure.message;
+  }
+  Advance(absl::Minutes(2));
+  RecordingListener* probe = Submit(nodes[1], ValidVin(next_vin_++));
+  Turn();
+  EXPECT_EQ(Sent(nodes[1]), 1u)
+      << "the probe goes after 2 minutes, not 10 years";
+  EXPECT_EQ(probe->kinds(), (std::vector<std::string>{"queued"}));
+}
+
 TEST_F(FleetBreakerTest, OneProbePerCooldownForTheWholeFleet) {
   OpenOn(nodes[0]);
   const size_t before = SentByAll();

@@ -93,10 +93,6 @@ struct Replica {
   }
 };
 
-int PortIn(const std::string& line) {
-  return std::stoi(line.substr(line.find("(port ") + 6));
-}
-
 TEST_F(FleetTest, WhenTheOwnerIsKilledAnotherReplicaTakesTheFlightOver) {
   constexpr absl::Duration kLease = absl::Seconds(1);
   std::vector<std::unique_ptr<Replica>> replicas;

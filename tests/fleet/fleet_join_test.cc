@@ -232,10 +232,6 @@ TEST_F(FleetJoinTest, WithoutRedisItServesAloneAfterTheTimeoutThenJoins) {
   EXPECT_EQ(fake_->RequestCount(ValidVin(402)), 1);
 }
 
-int PortIn(const std::string& line) {
-  return std::stoi(line.substr(line.find("(port ") + 6));
-}
-
 // What an operator reads: one warning naming Redis at the timeout (not a
 // "redis is down" line while it waits), one line when it joins, and the
 // metric.

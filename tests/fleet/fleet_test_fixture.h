@@ -27,11 +27,19 @@ namespace fleet_test {
 
 constexpr int kReplicas = 3;
 
+// The port in a vin-server log line "... (port N)".
+inline int PortIn(const std::string& line) {
+  return std::stoi(line.substr(line.find("(port ") + 6));
+}
+
 class FleetTest : public testing::Test {
  protected:
   void SetUp() override {
     std::string error;
     ASSERT_TRUE(redis_.Start(&error)) << error;
+    StartFake();
+  }
+  void StartFake() {
     auto fake = fakevpic::FakeVpic::Start();
     ASSERT_TRUE(fake.ok()) << fake.status();
     fake_ = *std::move(fake);
@@ -54,19 +62,25 @@ class FleetTest : public testing::Test {
   }
 
   void StartReplicas(server::ServerOptions o = Defaults(), int n = kReplicas) {
-    o.listen = "127.0.0.1:0";
-    o.engine.vpic_base_url = fake_->base_url();
     o.fleet.redis_url = redis_.url();
     o.fleet.size_hint = n;
-    for (int i = 0; i < n; ++i) {
-      auto s = server::VinServer::Start(o);
-      ASSERT_TRUE(s.ok()) << s.status();
-      auto channel = grpc::CreateChannel(
-          absl::StrCat("127.0.0.1:", (*s)->port()),
-          grpc::InsecureChannelCredentials());
-      stubs_.push_back(vin::v1::VinDecoderService::NewStub(channel));
-      servers_.push_back(*std::move(s));
-    }
+    for (int i = 0; i < n; ++i) AddReplica(o);
+    WaitForRedis();
+  }
+  // One more replica on the fake vPIC, with `o`'s fleet options as they
+  // are (its redis_url given).
+  void AddReplica(server::ServerOptions o) {
+    o.listen = "127.0.0.1:0";
+    o.engine.vpic_base_url = fake_->base_url();
+    auto s = server::VinServer::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*s)->port()),
+                                       grpc::InsecureChannelCredentials());
+    stubs_.push_back(vin::v1::VinDecoderService::NewStub(channel));
+    servers_.push_back(*std::move(s));
+  }
+  // Every replica connected to Redis.
+  void WaitForRedis() {
     for (auto& s : servers_) {
       ASSERT_TRUE(WaitFor([&] { return s->metrics().redis_up.value() == 1; }))
           << "replica connected to redis";

@@ -1,5 +1,5 @@
-// The wire forms of fleet mode: --redis_url, and the events on the channel
-// (vin.fleet.v1.FleetEvent).
+// The wire form of fleet mode's events on the channel
+// (vin.fleet.v1.FleetEvent); --redis_url's is in redis_url_test.cc.
 #include "fleet/redis_fleet.h"
 
 #include <functional>
@@ -18,29 +18,6 @@ namespace fleet {
 namespace {
 
 using engine::FleetEvent;
-
-TEST(RedisUrl, HostPortAndDatabase) {
-  auto a = ParseRedisUrl("redis://10.0.0.5:6380/2");
-  ASSERT_TRUE(a.ok()) << a.status();
-  EXPECT_EQ(a->host, "10.0.0.5");
-  EXPECT_EQ(a->port, 6380);
-  EXPECT_EQ(a->db, 2);
-  auto d = ParseRedisUrl("redis://cache");
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->port, 6379);
-  EXPECT_EQ(d->db, 0);
-}
-
-TEST(RedisUrl, BadOnesNameTheProblem) {
-  EXPECT_NE(ParseRedisUrl("http://x:1").status().message().find("redis://host:port"),
-            absl::string_view::npos);
-  EXPECT_NE(ParseRedisUrl("redis://x:99999").status().message().find("bad port"),
-            absl::string_view::npos);
-  EXPECT_NE(ParseRedisUrl("redis://:1").status().message().find("no host"),
-            absl::string_view::npos);
-  EXPECT_NE(ParseRedisUrl("redis://x:1/db").status().message().find("bad database"),
-            absl::string_view::npos);
-}
 
 // The wire form is vin.fleet.v1.FleetEvent: every kind, with every field
 // set, comes back whole.
@@ -157,6 +134,29 @@ TEST(FleetEvents, EveryKindTravelsWhole) {
   EXPECT_EQ(c->origin, "r6");
 }
 
+// A time beyond protobuf's Timestamp (an infinite one) travels as its
+// edge, never as an overflow.
+TEST(FleetEvents, AnInfiniteTimeTravelsAsTimestampsEdge) {
+  FleetEvent opened;
+  opened.kind = FleetEvent::Kind::kBreakerOpened;
+  opened.origin = "r5";
+  for (const auto& [time, edge] :
+       {std::make_pair(absl::InfinitePast(),
+                       absl::FromUnixSeconds(-62135596800)),
+        std::make_pair(absl::InfiniteFuture(),
+                       absl::FromUnixSeconds(253402300799))}) {
+    opened.breaker.unreachable_since = time;
+    auto o = DecodeEvent(EncodeEvent(opened));
+    ASSERT_TRUE(o.ok()) << o.status();
+    EXPECT_EQ(o->breaker.unreachable_since, edge);
+  }
+  opened.breaker.unreachable_since =
+      absl::FromUnixSeconds(-5) + absl::Milliseconds(250);
+  EXPECT_EQ(DecodeEvent(EncodeEvent(opened))->breaker.unreachable_since,
+            opened.breaker.unreachable_since)
+      << "before 1970: seconds toward the past, nanoseconds forward";
+}
+
 // What another replica sent, as protobuf, with the fields given.
 std::string Wire(const std::function<void(vin::fleet::v1::FleetEvent*)>& set) {
   vin::fleet::v1::FleetEvent m;
@@ -233,12 +233,17 @@ TEST(FleetEvents, ARejectedEventIsCountedAndTheChannelGoesOn) {
   // The test's thread is the fleet's loop.
   auto loop = loop::EventLoop::Create();
   ASSERT_TRUE(loop.ok()) << loop.status();
-  RedisFleet fleet({"127.0.0.1", redis.port(), 0}, "t:", absl::Seconds(5), 1,
-                   nullptr);
+  RedisFleetOptions o;
+  o.address = {"127.0.0.1", redis.port(), 0};
+  o.prefix = "t:";
+  o.timeout = absl::Seconds(5);
+  RedisFleet fleet(std::move(o));
   std::vector<std::string> rejected;
   std::vector<FleetEvent> events;
-  fleet.OnRejectedEvent(
-      [&](const absl::Status& why) { rejected.emplace_back(why.message()); });
+  fleet.OnRejected([&](Rejection what, const std::string& why) {
+    EXPECT_EQ(what, Rejection::kEventUnparsable);
+    rejected.push_back(why);
+  });
   fleet.OnEvent([&](FleetEvent e) { events.push_back(std::move(e)); });
   fleet.Attach(loop->get());
   auto run_until = [&](const std::function<bool()>& done) {
@@ -255,7 +260,7 @@ TEST(FleetEvents, ARejectedEventIsCountedAndTheChannelGoesOn) {
   })) << "the fleet never subscribed";
   FleetEvent gone;
   gone.kind = FleetEvent::Kind::kAbandoned;
-  gone.key = "K|0";
+  gone.key = "1HGCM82633A004352|0";
   gone.origin = "another replica";
   ASSERT_TRUE(testing_util::RedisCall(redis.port(),
                                       {"PUBLISH", "t:events", "0 r K|0\n"})

@@ -1,6 +1,7 @@
 // vin-server's flags as a person at a terminal meets them: a wrong value is
 // a usage error (exit 2) that names the flag and what it takes.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -72,6 +73,63 @@ TEST(RedisConnectTimeoutFlag, ANegativeOneIsAUsageError) {
   EXPECT_EQ(status, 2);
   EXPECT_THAT(line, HasSubstr("--redis_connect_timeout must be a duration of 0 "
                               "or more (e.g. 2s, 300ms), got -1s"));
+}
+
+// Fleet mode's credentials and TLS (README "Securing the fleet's Redis"):
+// what does not go together, or cannot be used, is a usage error naming
+// it, and never shows a password.
+TEST(RedisFlags, BadCombinationsAreUsageErrorsNamingTheProblem) {
+  const std::string file = absl::StrCat("/tmp/vin-flags-secret-", getpid());
+  FILE* f = fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs("s3cretpw\n", f);
+  fclose(f);
+  struct Case {
+    std::vector<std::string> flags;
+    std::string says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--redis_url=redis://vin:s3cretpw@127.0.0.1:1",
+             "--redis_password_file=" + file},
+            "--redis_password_file gives one too"},
+           {{"--redis_url=redis://vin@127.0.0.1:1"}, "but no password"},
+           {{"--redis_url=redis://vin:s3cretpw@127.0.0.1:99999"}, "bad port"},
+           {{"--redis_url=redis://vin:s3cret%zz@127.0.0.1:1"},
+            "bad percent-escape in the password"},
+           {{"--redis_url=redis://127.0.0.1:1", "--redis_tls_ca_file=" + file},
+            "need a rediss:// --redis_url"},
+           {{"--redis_url=rediss://127.0.0.1:1", "--redis_tls_ca_file=" + file},
+            "cannot use --redis_tls_ca_file"},
+           {{"--redis_url=rediss://127.0.0.1:1",
+             "--redis_tls_cert_file=" + file},
+            "go together"},
+           {{"--redis_url=redis://127.0.0.1:1", "--fleet_secret_file=" + file},
+            "needs at least 16"},
+       }) {
+    auto [status, line] = RunServer(c.flags);
+    EXPECT_EQ(status, 2) << absl::StrJoin(c.flags, " ");
+    EXPECT_THAT(line, HasSubstr(c.says)) << absl::StrJoin(c.flags, " ");
+    EXPECT_THAT(line, testing::Not(HasSubstr("s3cret")));
+  }
+  std::remove(file.c_str());
+}
+
+// The URL is logged, its password is not.
+TEST(RedisFlags, TheUrlIsLoggedWithoutItsPassword) {
+  testing_util::Subprocess server;
+  ASSERT_TRUE(server.Start(
+      {VIN_SERVER_BIN, "--listen=127.0.0.1:0", "--redis_connect_timeout=0",
+       absl::StrCat("--redis_url=redis://vin:s3cretpw@127.0.0.1:",
+                    testing_util::FreePort())}));
+  auto line = server.WaitForLine("fleet mode", absl::Seconds(20));
+  ASSERT_TRUE(line.has_value());
+  EXPECT_THAT(*line, HasSubstr("redis=redis://vin:***@127.0.0.1:"));
+  ASSERT_TRUE(server.WaitForLine("listening on", absl::Seconds(20)));
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait(absl::Seconds(20)), 0);
+  for (const std::string& l : server.lines()) {
+    EXPECT_THAT(l, testing::Not(HasSubstr("s3cret"))) << l;
+  }
 }
 
 // Rule 17's flags: NHTSA's hours by default; a bad value is a usage error
@@ -148,8 +206,10 @@ TEST(HelpFlag, ListsTheServersFlags) {
   char buf[4096];
   for (size_t n; (n = fread(buf, 1, sizeof(buf), out)) > 0;) text.append(buf, n);
   pclose(out);
-  for (const char* flag : {"--listen", "--upstream_rate", "--http_deadline",
-                           "--peak_hours", "--log_level", "--shutdown_grace"}) {
+  for (const char* flag :
+       {"--listen", "--upstream_rate", "--http_deadline", "--peak_hours",
+        "--log_level", "--shutdown_grace", "--redis_password_file",
+        "--redis_tls_ca_file", "--fleet_secret_file"}) {
     EXPECT_THAT(text, HasSubstr(absl::StrCat("    ", flag, " ("))) << flag;
   }
   EXPECT_THAT(text, HasSubstr("default: 1000;")) << "--upstream_rate's default";

@@ -1,7 +1,8 @@
 // A redis-server of the test's own on a free loopback port, with nothing
 // written to disk (--save '' --appendonly no); stopped by pid. It can be
 // stopped and started again on the same port, as a Redis restart, paused
-// and resumed.
+// and resumed; and configured with ACL users or TLS (Debian's
+// redis-server is built with TLS).
 #ifndef VIN_TESTS_TESTING_REDIS_SERVER_H_
 #define VIN_TESTS_TESTING_REDIS_SERVER_H_
 
@@ -12,6 +13,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "testing/subprocess.h"
@@ -40,13 +43,33 @@ class RedisServer {
   // `port` 0: a free one, chosen by the first Start().
   explicit RedisServer(int port = 0) : port_(port) {}
 
+  // Before Start: more arguments of redis-server (ACL users: "--user",
+  // "name", "on", ">password", ...), and whether it listens with TLS only
+  // (then `extra` gives --tls-cert-file and the rest; the port is
+  // --tls-port, and --port is 0).
+  void Configure(std::vector<std::string> extra, bool tls = false) {
+    extra_ = std::move(extra);
+    tls_ = tls;
+  }
+
   // Starts on a free port; false (with `error`) when it cannot.
   bool Start(std::string* error) {
     if (port_ == 0) port_ = FreePort();
     proc_ = std::make_unique<Subprocess>();
-    if (!proc_->Start({"/usr/bin/redis-server", "--port",
-                       absl::StrCat(port_), "--bind", "127.0.0.1", "--save",
-                       "", "--appendonly", "no", "--protected-mode", "no"})) {
+    std::vector<std::string> argv = {"/usr/bin/redis-server",
+                                     tls_ ? "--tls-port" : "--port",
+                                     absl::StrCat(port_),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--save",
+                                     "",
+                                     "--appendonly",
+                                     "no",
+                                     "--protected-mode",
+                                     "no"};
+    if (tls_) argv.insert(argv.end(), {"--port", "0"});
+    argv.insert(argv.end(), extra_.begin(), extra_.end());
+    if (!proc_->Start(argv)) {
       *error = "cannot start /usr/bin/redis-server (apt install redis-server)";
       return false;
     }
@@ -77,10 +100,14 @@ class RedisServer {
   ~RedisServer() { Stop(); }
 
   int port() const { return port_; }
-  std::string url() const { return absl::StrCat("redis://127.0.0.1:", port_); }
+  std::string url() const {
+    return absl::StrCat(tls_ ? "rediss" : "redis", "://127.0.0.1:", port_);
+  }
 
  private:
   int port_ = 0;
+  std::vector<std::string> extra_;
+  bool tls_ = false;
   std::unique_ptr<Subprocess> proc_;
 };
 

@@ -1,7 +1,8 @@
 // Certificates made at test time with the openssl command (never committed
 // keys): a CA, a server certificate for 127.0.0.1/localhost and a client
 // certificate signed by it, and a second CA that signed nothing the server
-// trusts.
+// trusts (but a client's and a server's certificate of its own); and a
+// server certificate of the test CA for another name.
 #ifndef VIN_TESTS_TESTING_TEST_CERTS_H_
 #define VIN_TESTS_TESTING_TEST_CERTS_H_
 
@@ -21,6 +22,10 @@ struct TestCerts {
   std::string dir;
   std::string ca, server_cert, server_key, client_cert, client_key;
   std::string other_ca, other_client_cert, other_client_key;
+  // Servers for 127.0.0.1 signed by the other CA, and one signed by the
+  // test CA for another name only (elsewhere.example).
+  std::string other_server_cert, other_server_key;
+  std::string misnamed_server_cert, misnamed_server_key;
 
   static std::string Read(const std::string& path) {
     std::ifstream in(path);
@@ -46,9 +51,11 @@ inline TestCerts MakeTestCerts() {
   // together; -batch and -subj keep openssl from asking anything.
   const std::string script = absl::StrCat(
       "set -e; cd ", d, "\n",
-      "ca() { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -batch "
+      "ca() { openssl req -x509 -newkey ec -pkeyopt "
+      "ec_paramgen_curve:prime256v1 -nodes -days 2 -batch "
       "-subj \"/CN=$1\" -keyout $1.key -out $1.pem 2>/dev/null; }\n",
-      "leaf() { openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -batch -subj \"/CN=$1\" "
+      "leaf() { openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+      "-nodes -batch -subj \"/CN=$1\" "
       "-keyout $1.key -out $1.csr 2>/dev/null; "
       "printf '%s\\n' \"$3\" > $1.ext; "
       "openssl x509 -req -in $1.csr -CA $2.pem -CAkey $2.key -CAcreateserial "
@@ -56,7 +63,10 @@ inline TestCerts MakeTestCerts() {
       "ca test-ca; ca other-ca\n",
       "leaf server test-ca 'subjectAltName=IP:127.0.0.1,DNS:localhost'\n",
       "leaf client test-ca 'extendedKeyUsage=clientAuth'\n",
-      "leaf other-client other-ca 'extendedKeyUsage=clientAuth'\n");
+      "leaf other-client other-ca 'extendedKeyUsage=clientAuth'\n",
+      "leaf other-server other-ca "
+      "'subjectAltName=IP:127.0.0.1,DNS:localhost'\n",
+      "leaf misnamed-server test-ca 'subjectAltName=DNS:elsewhere.example'\n");
   const std::string sh = d + "/make.sh";
   std::ofstream(sh) << script;
   const int rc = std::system(absl::StrCat("bash ", sh).c_str());
@@ -73,6 +83,10 @@ inline TestCerts MakeTestCerts() {
   c.other_ca = d + "/other-ca.pem";
   c.other_client_cert = d + "/other-client.pem";
   c.other_client_key = d + "/other-client.key";
+  c.other_server_cert = d + "/other-server.pem";
+  c.other_server_key = d + "/other-server.key";
+  c.misnamed_server_cert = d + "/misnamed-server.pem";
+  c.misnamed_server_key = d + "/misnamed-server.key";
   return c;
 }
 
