@@ -18,7 +18,6 @@
 #include "absl/strings/str_cat.h"
 #include "attack/attack_fixture.h"
 #include "gmock/gmock.h"
-#include "testing/test_certs.h"
 #include "testing/tls_client.h"
 #include "testing/vin_gen.h"
 
@@ -32,16 +31,14 @@ using testing_util::TestCerts;
 using testing_util::TlsClient;
 using testing_util::ValidVin;
 
-class AttackTlsReloadTest : public AttackTest {
+class AttackTlsReloadTest : public AttackWithCertsTest {
  protected:
   void SetUp() override {
-    certs_ = testing_util::MakeTestCerts();
-    ASSERT_FALSE(certs_.ca.empty());
+    ASSERT_NO_FATAL_FAILURE(AttackWithCertsTest::SetUp());
     cert_ = certs_.dir + "/live.pem";
     key_ = certs_.dir + "/live.key";
     Install(certs_.server_cert, certs_.server_key);
   }
-  void TearDown() override { testing_util::RemoveTestCerts(certs_); }
 
   // Replaces the live files as a deployment would: each written aside and
   // renamed over the old one (the certificate first).
@@ -106,7 +103,6 @@ class AttackTlsReloadTest : public AttackTest {
     return absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "?format=json");
   }
 
-  TestCerts certs_;
   std::string cert_, key_;
 };
 

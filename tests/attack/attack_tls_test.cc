@@ -17,7 +17,6 @@
 #include "absl/strings/str_split.h"
 #include "attack/attack_fixture.h"
 #include "gmock/gmock.h"
-#include "testing/test_certs.h"
 #include "testing/tls_client.h"
 #include "testing/vin_gen.h"
 
@@ -34,14 +33,8 @@ using testing_util::TestCerts;
 using testing_util::TlsClient;
 using testing_util::ValidVin;
 
-class AttackTlsTest : public AttackTest {
+class AttackTlsTest : public AttackWithCertsTest {
  protected:
-  void SetUp() override {
-    certs_ = testing_util::MakeTestCerts();
-    ASSERT_FALSE(certs_.ca.empty());
-  }
-  void TearDown() override { testing_util::RemoveTestCerts(certs_); }
-
   std::vector<std::string> HttpTls() const {
     return {"--http_tls_cert_file=" + certs_.server_cert,
             "--http_tls_key_file=" + certs_.server_key};
@@ -55,12 +48,17 @@ class AttackTlsTest : public AttackTest {
   static std::string Decode(const std::string& vin) {
     return absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "?format=json");
   }
-
-  TestCerts certs_;
 };
 
 TEST_F(AttackTlsTest, TheGatewayAnswersHttpsAndRefusesPlaintextAndOldTls) {
-  ASSERT_NO_FATAL_FAILURE(StartServer(HttpTls()));
+  std::vector<std::string> flags = HttpTls();
+  for (const std::string& f : {"--tls_cert_file=" + certs_.server_cert,
+                               "--tls_key_file=" + certs_.server_key,
+                               "--metrics_tls_cert_file=" + certs_.server_cert,
+                               "--metrics_tls_key_file=" + certs_.server_key}) {
+    flags.push_back(f);
+  }
+  ASSERT_NO_FATAL_FAILURE(StartServer(flags));
   const TlsClient client{certs_.ca, "", ""};
   const HttpResponse ok = Https(server_.http_port(), Decode(kFord), client);
   EXPECT_EQ(ok.status, 200) << ok.error;
@@ -71,22 +69,34 @@ TEST_F(AttackTlsTest, TheGatewayAnswersHttpsAndRefusesPlaintextAndOldTls) {
       testing_util::HttpGet(server_.http_port(), Decode(ValidVin(11)));
   EXPECT_EQ(plain.status, 400);
   EXPECT_THAT(plain.body, HasSubstr("https://"));
-  EXPECT_EQ(testing_util::Sum(Scrape(), "vin_upstream_vins_total"), 1)
+  const HttpResponse metrics = Https(server_.metrics_port(), "/metrics", client);
+  ASSERT_EQ(metrics.status, 200) << metrics.error;
+  EXPECT_EQ(testing_util::Sum(testing_util::ParseSamples(metrics.body),
+                              "vin_upstream_vins_total"),
+            1)
       << "only the https request reached vPIC";
 
-  // TLS 1.2 and later only. (The client's own floor is lowered, so that
-  // a refusal is the server's.)
-  HandshakeOptions old;
-  old.security_level = 0;
-  old.min_version = TLS1_VERSION;
-  old.max_version = TLS1_1_VERSION;
-  const auto tls11 = HandshakeWith(server_.http_port(), client, old);
-  EXPECT_FALSE(tls11.ok) << "a TLS 1.1 handshake was accepted";
-  old.max_version = TLS1_2_VERSION;
-  const auto tls12 = HandshakeWith(server_.http_port(), client, old);
-  EXPECT_TRUE(tls12.ok) << tls12.error;
-  EXPECT_EQ(tls12.version, "TLSv1.2");
-  EXPECT_EQ(HandshakeWith(server_.http_port(), client).version, "TLSv1.3");
+  // TLS 1.2 and later only, on every listener (gRPC's is gRPC's own
+  // default; OpenSSL 3's default security level refuses older versions
+  // too, the gateway's explicit floor is a second guard). The client's own
+  // floor is lowered, so that a refusal is the server's.
+  for (const int port :
+       {server_.http_port(), server_.metrics_port(), server_.port()}) {
+    HandshakeOptions old;
+    old.alpn = port == server_.port() ? "h2" : "";
+    old.security_level = 0;
+    old.min_version = TLS1_VERSION;
+    old.max_version = TLS1_1_VERSION;
+    const auto tls11 = HandshakeWith(port, client, old);
+    EXPECT_FALSE(tls11.ok) << "port " << port << " accepted TLS 1.1";
+    old.max_version = TLS1_2_VERSION;
+    const auto tls12 = HandshakeWith(port, client, old);
+    EXPECT_TRUE(tls12.ok) << "port " << port << ": " << tls12.error;
+    EXPECT_EQ(tls12.version, "TLSv1.2") << "port " << port;
+    old.max_version = 0;
+    EXPECT_EQ(HandshakeWith(port, client, old).version, "TLSv1.3")
+        << "port " << port;
+  }
 }
 
 // The page's own origin is https:// under TLS; its http:// twin is another

@@ -6,13 +6,10 @@
 #ifndef VIN_TESTS_TESTING_TLS_CLIENT_H_
 #define VIN_TESTS_TESTING_TLS_CLIENT_H_
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <string>
@@ -61,16 +58,9 @@ inline Handshake HandshakeWith(int port, const TlsClient& tls,
                             reinterpret_cast<const unsigned char*>(wire.data()),
                             static_cast<unsigned>(wire.size()));
   }
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  const int fd = ConnectFrom(port, "127.0.0.1");
   SSL* ssl = nullptr;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+  if (fd < 0) {
     out.error = "connect failed";
   } else {
     ssl = SSL_new(ctx);
@@ -94,7 +84,7 @@ inline Handshake HandshakeWith(int port, const TlsClient& tls,
   }
   ERR_clear_error();
   if (ssl != nullptr) SSL_free(ssl);
-  ::close(fd);
+  if (fd >= 0) ::close(fd);
   SSL_CTX_free(ctx);
   return out;
 }
