@@ -32,14 +32,15 @@ void CertificateReloader::ReloadNow() {
 }
 
 void CertificateReloader::Run() {
-  absl::MutexLock lock(&stop_mu_);
-  while (!stop_mu_.AwaitWithTimeout(absl::Condition(&stop_), interval_)) {
-    stop_mu_.Unlock();
+  for (;;) {
     {
-      absl::MutexLock reload(&reload_mu_);
-      ReloadAll(/*asked=*/false);
+      absl::MutexLock lock(&stop_mu_);
+      if (stop_mu_.AwaitWithTimeout(absl::Condition(&stop_), interval_)) {
+        return;
+      }
     }
-    stop_mu_.Lock();
+    absl::MutexLock reload(&reload_mu_);
+    ReloadAll(/*asked=*/false);
   }
 }
 

@@ -30,21 +30,18 @@ absl::StatusOr<std::unique_ptr<GrpcTls>> GrpcTls::Create(
   if (!tls.enabled()) return nullptr;
   auto material = LoadTlsMaterial(tls, kFlags);
   if (!material.ok()) return material.status();
-  std::unique_ptr<GrpcTls> t(new GrpcTls(tls));
-  absl::MutexLock lock(&t->mu_);
   auto identity = StagedFile::Create("vin-grpc-identity", Identity(*material));
   if (!identity.ok()) return identity.status();
-  t->identity_ = *std::move(identity);
-  std::string ca_path;
+  std::unique_ptr<StagedFile> client_ca;
   if (tls.mutual()) {
     auto ca = StagedFile::Create("vin-grpc-client-ca", material->client_ca);
     if (!ca.ok()) return ca.status();
-    t->client_ca_ = *std::move(ca);
-    ca_path = t->client_ca_->path();
+    client_ca = *std::move(ca);
   }
   auto provider =
       std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
-          t->identity_->path(), t->identity_->path(), ca_path, kPollSeconds);
+          (*identity)->path(), (*identity)->path(),
+          client_ca != nullptr ? client_ca->path() : "", kPollSeconds);
   grpc::experimental::TlsServerCredentialsOptions options(provider);
   options.watch_identity_key_cert_pairs();
   if (tls.mutual()) {
@@ -54,10 +51,14 @@ absl::StatusOr<std::unique_ptr<GrpcTls>> GrpcTls::Create(
   } else {
     options.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   }
+  std::unique_ptr<GrpcTls> t(new GrpcTls(tls));
   t->credentials_ = grpc::experimental::TlsServerCredentials(options);
   if (t->credentials_ == nullptr) {
     return absl::InternalError("gRPC could not make TLS server credentials");
   }
+  absl::MutexLock lock(&t->mu_);
+  t->identity_ = *std::move(identity);
+  t->client_ca_ = std::move(client_ca);
   t->current_ = *std::move(material);
   return t;
 }

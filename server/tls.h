@@ -52,7 +52,7 @@ class GrpcTls {
   explicit GrpcTls(TlsOptions tls) : files_(std::move(tls)) {}
 
   const TlsOptions files_;
-  std::shared_ptr<grpc::ServerCredentials> credentials_;
+  // Guards the pair in use and its copies.
   mutable absl::Mutex mu_;
   TlsMaterial current_ ABSL_GUARDED_BY(mu_);
   // The key and its chain in one file (key first: gRPC reads the key and
@@ -60,6 +60,9 @@ class GrpcTls {
   // the client CA.
   std::unique_ptr<StagedFile> identity_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<StagedFile> client_ca_ ABSL_GUARDED_BY(mu_);
+  // Last: released (and gRPC's provider with it, when the server has gone)
+  // before the copies it reads are closed.
+  std::shared_ptr<grpc::ServerCredentials> credentials_;
 };
 
 }  // namespace server
