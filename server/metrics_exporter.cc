@@ -248,7 +248,8 @@ void AddHttp(const http::GatewayCounters& h, std::vector<MetricFamily>* out) {
   MetricFamily refused =
       Family("vin_http_connections_refused_total",
              "HTTP connections refused at once: over a client address's share "
-             "(429) or over --http_max_connections (503).",
+             "(429) or over --http_max_connections (503); on TLS closed "
+             "unanswered.",
              MetricType::Counter);
   refused.metric.push_back(
       Sample(static_cast<double>(h.refused_per_client.load()),

@@ -8,8 +8,12 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -69,7 +73,8 @@ TEST_F(AttackTlsTest, TheGatewayAnswersHttpsAndRefusesPlaintextAndOldTls) {
       testing_util::HttpGet(server_.http_port(), Decode(ValidVin(11)));
   EXPECT_EQ(plain.status, 400);
   EXPECT_THAT(plain.body, HasSubstr("https://"));
-  const HttpResponse metrics = Https(server_.metrics_port(), "/metrics", client);
+  const HttpResponse metrics =
+      Https(server_.metrics_port(), "/metrics", client);
   ASSERT_EQ(metrics.status, 200) << metrics.error;
   EXPECT_EQ(testing_util::Sum(testing_util::ParseSamples(metrics.body),
                               "vin_upstream_vins_total"),
@@ -97,6 +102,48 @@ TEST_F(AttackTlsTest, TheGatewayAnswersHttpsAndRefusesPlaintextAndOldTls) {
     EXPECT_EQ(HandshakeWith(port, client, old).version, "TLSv1.3")
         << "port " << port;
   }
+}
+
+// Over --http_max_connections a TLS connection is closed at once with
+// nothing written (a plaintext 503 would be garbage to a TLS client, and a
+// refusal is worth no handshake); the connections held are served.
+TEST_F(AttackTlsTest, AConnectionOverTheCapIsClosedUnansweredOnTls) {
+  std::vector<std::string> flags = HttpTls();
+  flags.push_back("--http_max_connections=2");
+  ASSERT_NO_FATAL_FAILURE(StartServer(flags));
+  const int port = server_.http_port();
+  const int held[] = {testing_util::ConnectFrom(port, "127.0.0.1"),
+                      testing_util::ConnectFrom(port, "127.0.0.1")};
+  ASSERT_GE(held[0], 0);
+  ASSERT_GE(held[1], 0);
+  const TlsClient client{certs_.ca, "", ""};
+  // Both are admitted (they hold the cap) before the third comes: a
+  // refused handshake is the sign.
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (HandshakeWith(port, client).ok && absl::Now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const int third = testing_util::ConnectFrom(port, "127.0.0.1");
+  ASSERT_GE(third, 0);
+  char byte = 0;
+  EXPECT_EQ(::recv(third, &byte, 1, 0), 0)
+      << "closed with nothing written (-1: still open after 5 s)";
+  ::close(third);
+  const auto samples = Scrape();
+  const auto refused =
+      samples.find("vin_http_connections_refused_total{limit=\"global\"}");
+  ASSERT_NE(refused, samples.end());
+  EXPECT_GE(refused->second, 1);
+  ::close(held[0]);
+  // A place is free again: served over TLS.
+  const absl::Time again = absl::Now() + absl::Seconds(10);
+  HttpResponse ok;
+  while ((ok = Https(port, Decode(kFord), client)).status != 200 &&
+         absl::Now() < again) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(ok.status, 200) << ok.error;
+  ::close(held[1]);
 }
 
 // The page's own origin is https:// under TLS; its http:// twin is another
