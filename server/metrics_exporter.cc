@@ -1,13 +1,14 @@
 #include "server/metrics_exporter.h"
 
-#include <prometheus/metric_family.h>
-#include <prometheus/text_serializer.h>
+#include "disk_cache/disk_cache.h"
 
 #include <exception>
 #include <utility>
 
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
 #include "absl/strings/str_cat.h"
-#include "disk_cache/disk_cache.h"
 #include "domain/priority.h"
 
 namespace server {
