@@ -39,9 +39,13 @@ using testing_util::ValidVin;
 
 class AttackTlsTest : public AttackWithCertsTest {
  protected:
-  std::vector<std::string> HttpTls() const {
-    return {"--http_tls_cert_file=" + certs_.server_cert,
-            "--http_tls_key_file=" + certs_.server_key};
+  // The gateway's TLS flags, then `more`.
+  std::vector<std::string> HttpTls(std::vector<std::string> more = {}) const {
+    std::vector<std::string> flags = {
+        "--http_tls_cert_file=" + certs_.server_cert,
+        "--http_tls_key_file=" + certs_.server_key};
+    flags.insert(flags.end(), more.begin(), more.end());
+    return flags;
   }
   HttpResponse Https(int port, const std::string& path, const TlsClient& tls,
                      const std::vector<std::string>& headers = {},
@@ -55,14 +59,11 @@ class AttackTlsTest : public AttackWithCertsTest {
 };
 
 TEST_F(AttackTlsTest, TheGatewayAnswersHttpsAndRefusesPlaintextAndOldTls) {
-  std::vector<std::string> flags = HttpTls();
-  for (const std::string& f : {"--tls_cert_file=" + certs_.server_cert,
-                               "--tls_key_file=" + certs_.server_key,
-                               "--metrics_tls_cert_file=" + certs_.server_cert,
-                               "--metrics_tls_key_file=" + certs_.server_key}) {
-    flags.push_back(f);
-  }
-  ASSERT_NO_FATAL_FAILURE(StartServer(flags));
+  ASSERT_NO_FATAL_FAILURE(
+      StartServer(HttpTls({"--tls_cert_file=" + certs_.server_cert,
+                           "--tls_key_file=" + certs_.server_key,
+                           "--metrics_tls_cert_file=" + certs_.server_cert,
+                           "--metrics_tls_key_file=" + certs_.server_key})));
   const TlsClient client{certs_.ca, "", ""};
   const HttpResponse ok = Https(server_.http_port(), Decode(kFord), client);
   EXPECT_EQ(ok.status, 200) << ok.error;
@@ -108,9 +109,7 @@ TEST_F(AttackTlsTest, TheGatewayAnswersHttpsAndRefusesPlaintextAndOldTls) {
 // nothing written (a plaintext 503 would be garbage to a TLS client, and a
 // refusal is worth no handshake); the connections held are served.
 TEST_F(AttackTlsTest, AConnectionOverTheCapIsClosedUnansweredOnTls) {
-  std::vector<std::string> flags = HttpTls();
-  flags.push_back("--http_max_connections=2");
-  ASSERT_NO_FATAL_FAILURE(StartServer(flags));
+  ASSERT_NO_FATAL_FAILURE(StartServer(HttpTls({"--http_max_connections=2"})));
   const int port = server_.http_port();
   const int held[] = {testing_util::ConnectFrom(port, "127.0.0.1"),
                       testing_util::ConnectFrom(port, "127.0.0.1")};
@@ -150,9 +149,7 @@ TEST_F(AttackTlsTest, AConnectionOverTheCapIsClosedUnansweredOnTls) {
 // site (403), and the NDJSON stream, paced by a window of 4, runs over
 // TLS as over TCP.
 TEST_F(AttackTlsTest, OriginsAreHttpsAndTheStreamRunsOverTls) {
-  std::vector<std::string> flags = HttpTls();
-  flags.push_back("--batch_window=4");
-  ASSERT_NO_FATAL_FAILURE(StartServer(flags));
+  ASSERT_NO_FATAL_FAILURE(StartServer(HttpTls({"--batch_window=4"})));
   const TlsClient client{certs_.ca, "", ""};
   const std::string own = absl::StrCat("127.0.0.1:", server_.http_port());
   EXPECT_EQ(Https(server_.http_port(), Decode(kFord), client,
@@ -184,14 +181,11 @@ TEST_F(AttackTlsTest, OriginsAreHttpsAndTheStreamRunsOverTls) {
 // the client sends, and one certificate names the same tenant over HTTP
 // and gRPC (gRPC's subject form: RFC 2253, "CN=web,O=Acme\, Inc.,C=US").
 TEST_F(AttackTlsTest, MutualTlsRefusesStrangersAndTheSubjectIsTheTenant) {
-  std::vector<std::string> flags = HttpTls();
-  for (const std::string& f : {"--http_tls_client_ca_file=" + certs_.ca,
-                               "--tls_cert_file=" + certs_.server_cert,
-                               "--tls_key_file=" + certs_.server_key,
-                               "--tls_client_ca_file=" + certs_.ca}) {
-    flags.push_back(f);
-  }
-  ASSERT_NO_FATAL_FAILURE(StartServer(flags));
+  ASSERT_NO_FATAL_FAILURE(
+      StartServer(HttpTls({"--http_tls_client_ca_file=" + certs_.ca,
+                           "--tls_cert_file=" + certs_.server_cert,
+                           "--tls_key_file=" + certs_.server_key,
+                           "--tls_client_ca_file=" + certs_.ca})));
   const int port = server_.http_port();
   const HttpResponse none =
       Https(port, Decode(ValidVin(21)), {certs_.ca, "", ""});
