@@ -66,6 +66,11 @@ void LogSnapshot(const server::VinServer& s) {
   }
 }
 
+// ", TLS" or ", mutual TLS" after a listener's port ("" for plaintext).
+const char* Security(const server::TlsOptions& tls) {
+  return !tls.enabled() ? "" : tls.mutual() ? ", mutual TLS" : ", TLS";
+}
+
 void LogStarted(const server::ServerOptions& options,
                 const server::VinServer& server,
                 std::pair<rlim_t, rlim_t> files) {
@@ -107,12 +112,16 @@ void LogStarted(const server::ServerOptions& options,
                        static_cast<int64_t>(files.first),
                        static_cast<int64_t>(files.second)));
   if (server.metrics_port() != 0) {
-    Info(absl::StrFormat("metrics on http://%s/metrics (port %d)",
-                         options.metrics_listen, server.metrics_port()));
+    Info(absl::StrFormat("metrics on %s://%s/metrics (port %d%s)",
+                         options.metrics_tls.enabled() ? "https" : "http",
+                         options.metrics_listen, server.metrics_port(),
+                         Security(options.metrics_tls)));
   }
   if (server.http_port() != 0) {
-    Info(absl::StrFormat("HTTP gateway on http://%s/ (port %d)",
-                         options.http.listen, server.http_port()));
+    Info(absl::StrFormat("HTTP gateway on %s://%s/ (port %d%s)",
+                         options.http.tls.enabled() ? "https" : "http",
+                         options.http.listen, server.http_port(),
+                         Security(options.http.tls)));
   }
   if (options.snapshot_path.empty()) {
     Info("no --snapshot_path: live decodes only");
@@ -219,6 +228,7 @@ int main(int argc, char** argv) {
   for (;;) {
     sigwait(&signals, &sig);
     if (sig != SIGHUP) break;
+    (*server)->ReloadCertificates();
     switch (reloader.Request()) {
       case snapshot::SnapshotReloader::Requested::kStarted:
         Info("SIGHUP received: reloading the offline snapshot");

@@ -5,8 +5,6 @@
 #include <exception>
 #include <utility>
 
-#include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
@@ -251,7 +249,8 @@ void AddHttp(const http::GatewayCounters& h, std::vector<MetricFamily>* out) {
   MetricFamily refused =
       Family("vin_http_connections_refused_total",
              "HTTP connections refused at once: over a client address's share "
-             "(429) or over --http_max_connections (503).",
+             "(429) or over --http_max_connections (503); on TLS closed "
+             "unanswered.",
              MetricType::Counter);
   refused.metric.push_back(
       Sample(static_cast<double>(h.refused_per_client.load()),
@@ -382,38 +381,40 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
 
 }  // namespace
 
-class MetricsCollector final : public prometheus::Collectable {
- public:
-  explicit MetricsCollector(MetricsSources sources)
-      : sources_(std::move(sources)) {}
-  std::vector<MetricFamily> Collect() const override {
-    return CollectAll(sources_);
-  }
-
- private:
-  const MetricsSources sources_;
-};
-
 std::string RenderMetrics(const MetricsSources& sources) {
   return prometheus::TextSerializer().Serialize(CollectAll(sources));
 }
 
 absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
-    const std::string& listen, MetricsSources sources) {
-  std::unique_ptr<MetricsExporter> e(new MetricsExporter());
-  e->collector_ = std::make_shared<MetricsCollector>(std::move(sources));
-  try {
-    e->exposer_ = std::make_unique<prometheus::Exposer>(listen, 1);
-  } catch (const std::exception& ex) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot serve metrics on ", listen, ": ", ex.what(),
-        " (address in use, or not an address of this machine?)"));
+    const std::string& listen, const TlsOptions& tls, MetricsSources sources) {
+  http::GatewayOptions o;
+  o.listen = listen;
+  o.name = "metrics";
+  o.flag_prefix = "--metrics";
+  o.tls = tls;
+  o.metrics = [sources = std::move(sources)] { return RenderMetrics(sources); };
+  // A scraper or two: one thread, and few connections, each client's
+  // share of them smaller still.
+  o.threads = 1;
+  o.max_connections = kMaxConnections;
+  o.max_connections_per_client = kMaxConnectionsPerClient;
+  auto listener = http::Gateway::Start(std::move(o), /*engine=*/nullptr);
+  if (!listener.ok()) {
+    return absl::Status(
+        listener.status().code(),
+        absl::StrCat("cannot serve metrics on ", listen, ": ",
+                     listener.status().message(),
+                     absl::IsUnavailable(listener.status())
+                         ? " (address in use, or not an address of this "
+                           "machine?)"
+                         : ""));
   }
-  e->exposer_->RegisterCollectable(e->collector_);
-  const std::vector<int> ports = e->exposer_->GetListeningPorts();
-  e->port_ = ports.empty() ? 0 : ports.front();
-  return e;
+  return std::unique_ptr<MetricsExporter>(
+      new MetricsExporter(*std::move(listener)));
 }
+
+MetricsExporter::MetricsExporter(std::unique_ptr<http::Gateway> listener)
+    : listener_(std::move(listener)) {}
 
 MetricsExporter::~MetricsExporter() = default;
 

@@ -1,5 +1,8 @@
 // Serves the service's metrics in Prometheus' text format on GET /metrics
-// (prometheus-cpp's pull exposer, on its own threads). A scrape reads the
+// (--metrics_listen), rendered with prometheus-cpp's text serializer and
+// served by the HTTP gateway's machinery on a thread of its own (one
+// route, the gateway's limits, TLS with --metrics_tls_*: DESIGN rule 19
+// says why not prometheus-cpp's civetweb exposer). A scrape reads the
 // atomics of metrics::ServiceMetrics and of the batch counters: it never
 // takes a lock the decode path takes.
 #ifndef VIN_SERVER_METRICS_EXPORTER_H_
@@ -15,10 +18,7 @@
 #include "metrics/metrics.h"
 #include "server/batch_call.h"
 #include "server/http/gateway.h"
-
-namespace prometheus {
-class Exposer;
-}
+#include "server/tls_files.h"
 
 namespace disk_cache {
 class DiskCache;
@@ -60,18 +60,23 @@ std::string RenderMetrics(const MetricsSources& sources);
 
 class MetricsExporter {
  public:
-  // Listens on `listen` ("127.0.0.1:9464"; port 0 picks a free one).
+  // Listens on `listen` ("127.0.0.1:9464"; port 0 picks a free one), over
+  // TLS when `tls` names a certificate. Errors say "cannot serve metrics
+  // on ...", with the code of the cause (INVALID_ARGUMENT for a flag).
   static absl::StatusOr<std::unique_ptr<MetricsExporter>> Start(
-      const std::string& listen, MetricsSources sources);
+      const std::string& listen, const TlsOptions& tls, MetricsSources sources);
   ~MetricsExporter();
 
-  int port() const { return port_; }
+  int port() const { return listener_->port(); }
+  // The listener, for its TLS certificate (tls(), ReloadCertificates).
+  http::Gateway& listener() { return *listener_; }
+
+  static constexpr int kMaxConnections = 64;
+  static constexpr int kMaxConnectionsPerClient = 16;
 
  private:
-  MetricsExporter() = default;
-  std::shared_ptr<class MetricsCollector> collector_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
-  int port_ = 0;
+  explicit MetricsExporter(std::unique_ptr<http::Gateway> listener);
+  std::unique_ptr<http::Gateway> listener_;
 };
 
 }  // namespace server

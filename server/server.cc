@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "server/fleet_setup.h"
+#include "server/listener_checks.h"
 #include "server/log.h"
 #include "server/proto_mapping.h"
 #include "absl/synchronization/notification.h"
@@ -75,9 +77,25 @@ snapshot::SnapshotReloader::Loaded LoadSnapshotFile(
 
 absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     ServerOptions options) {
-  auto credentials = ServerCredentialsFor(options.tls);
-  if (!credentials.ok()) return credentials.status();
+  if (absl::Status st = CheckMetricsExposure(
+          options.metrics_listen, options.metrics_tls, options.metrics_public);
+      !st.ok()) {
+    return st;
+  }
+  if (absl::Status st = CheckTlsReloadInterval(options.tls_reload_interval);
+      !st.ok()) {
+    return st;
+  }
+  if (options.http.listen.empty() &&
+      (options.http.tls.enabled() || options.http.tls.mutual())) {
+    return absl::InvalidArgumentError(
+        "--http_tls_cert_file, --http_tls_key_file and "
+        "--http_tls_client_ca_file need --http_listen");
+  }
+  auto grpc_tls = GrpcTls::Create(options.tls);
+  if (!grpc_tls.ok()) return grpc_tls.status();
   std::unique_ptr<VinServer> s(new VinServer());
+  s->grpc_tls_ = *std::move(grpc_tls);
   s->metrics_ = std::make_unique<metrics::ServiceMetrics>();
   s->metrics_->upstream_tenant_vins.SetMaxTenants(
       static_cast<size_t>(std::max(1, options.max_tenants)));
@@ -122,7 +140,10 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
       return st;
     }
   }
-  if (absl::Status st = s->StartGrpc(options, *credentials); !st.ok()) {
+  if (absl::Status st = s->StartGrpc(
+          options, s->grpc_tls_ != nullptr ? s->grpc_tls_->credentials()
+                                           : grpc::InsecureServerCredentials());
+      !st.ok()) {
     return st;
   }
   if (!options.http.listen.empty()) {
@@ -134,6 +155,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     if (!gateway.ok()) return gateway.status();
     s->http_ = *std::move(gateway);
   }
+  s->StartCertificateReloader(options.tls_reload_interval);
   return s;
 }
 
@@ -201,11 +223,34 @@ absl::Status VinServer::StartMetricsExporter(const ServerOptions& options) {
     };
   }
   sources.disk = disk_.get();
-  auto exporter =
-      MetricsExporter::Start(options.metrics_listen, std::move(sources));
+  auto exporter = MetricsExporter::Start(
+      options.metrics_listen, options.metrics_tls, std::move(sources));
   if (!exporter.ok()) return exporter.status();
   exporter_ = *std::move(exporter);
   return absl::OkStatus();
+}
+
+void VinServer::StartCertificateReloader(absl::Duration interval) {
+  std::vector<CertificateReloader::Listener> listeners;
+  if (grpc_tls_ != nullptr) {
+    listeners.push_back({"grpc", [t = grpc_tls_.get()] { return t->Reload(); },
+                         [t = grpc_tls_.get()] { return t->certificate(); }});
+  }
+  for (auto [name, gateway] :
+       {std::pair<const char*, http::Gateway*>{"http", http_.get()},
+        {"metrics", exporter_ != nullptr ? &exporter_->listener() : nullptr}}) {
+    if (gateway == nullptr || !gateway->tls()) continue;
+    listeners.push_back({name,
+                         [gateway] { return gateway->ReloadCertificates(); },
+                         [gateway] { return gateway->certificate(); }});
+  }
+  if (listeners.empty()) return;
+  reloader_ =
+      std::make_unique<CertificateReloader>(interval, std::move(listeners));
+}
+
+void VinServer::ReloadCertificates() {
+  if (reloader_ != nullptr) reloader_->ReloadNow();
 }
 
 absl::Status VinServer::StartGrpc(

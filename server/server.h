@@ -17,6 +17,7 @@
 #include "engine/engine.h"
 #include "fleet/redis_fleet.h"
 #include "metrics/metrics.h"
+#include "server/certificate_reloader.h"
 #include "server/decode_service.h"
 #include "server/fleet_join.h"
 #include "server/health_service.h"
@@ -56,7 +57,7 @@ struct FleetOptions {
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // port 0 picks a free port
-  TlsOptions tls;  // plaintext unless a certificate is given
+  TlsOptions tls;  // gRPC's: plaintext unless a certificate is given
   engine::EngineOptions engine;
   // Items of one DecodeBatch stream in progress at once; beyond it the
   // server stops reading the stream until an item's last event is written.
@@ -82,8 +83,14 @@ struct ServerOptions {
   // Bounds the memory gRPC may use for its buffers, all calls together.
   int64_t max_memory_bytes = int64_t{1} << 30;
   // Prometheus metrics on GET /metrics at this address:port ("" = none;
-  // port 0 picks a free one).
+  // port 0 picks a free one): a loopback address, or another with
+  // `metrics_tls` or `metrics_public` (rule 19: they name tenants).
   std::string metrics_listen;
+  TlsOptions metrics_tls;
+  bool metrics_public = false;
+  // How often the TLS listeners' certificate files are read again (0: only
+  // when ReloadCertificates is called, on SIGHUP).
+  absl::Duration tls_reload_interval = absl::Seconds(60);
   // Log lines dropped by a full log queue, for vin_log_dropped_total (may
   // be empty).
   std::function<uint64_t()> log_dropped;
@@ -150,6 +157,12 @@ class VinServer {
   // Makes `loaded` the snapshot in use (metrics and health follow).
   void UseSnapshot(std::shared_ptr<const snapshot::Snapshot> loaded);
 
+  // Reads the certificate files of every TLS listener (gRPC, the HTTP
+  // gateway, the metrics) again and takes those that changed and load; new
+  // connections get them, open ones keep theirs. Logs each listener's
+  // outcome (server/certificate_reloader.h). Thread-safe.
+  void ReloadCertificates();
+
  private:
   VinServer() = default;
 
@@ -163,6 +176,8 @@ class VinServer {
   // The batch window, streams per connection and memory bound are usable.
   static absl::Status CheckCallLimits(const ServerOptions& options);
   absl::Status StartMetricsExporter(const ServerOptions& options);
+  // The reloader of the TLS listeners' certificates, once they listen.
+  void StartCertificateReloader(absl::Duration interval);
   // The gRPC server, listening, with the decode and health services (and
   // reflection).
   absl::Status StartGrpc(
@@ -192,8 +207,12 @@ class VinServer {
   // it and the exporter.
   http::GatewayCounters http_counters_;
   std::unique_ptr<http::Gateway> http_;
+  // gRPC's certificates: outlive the server that reads them.
+  std::unique_ptr<GrpcTls> grpc_tls_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<MetricsExporter> exporter_;
+  // Last: stopped before the listeners it reloads go.
+  std::unique_ptr<CertificateReloader> reloader_;
   int port_ = 0;
   std::atomic<bool> shut_down_{false};
 };

@@ -1,4 +1,4 @@
-// Gateway (gateway.h) and its Gateway::Impl (session.h): listening,
+// Gateway (gateway.h) and its Gateway::Impl (gateway_impl.h): listening,
 // accepting connections (each a Session, admitted per client address), the
 // threads of the io_context, the stop; the count of waiters the engine
 // holds and the rendered answers kept for cache hits.
@@ -20,6 +20,8 @@
 #include "absl/strings/str_cat.h"
 #include "server/http/http_status.h"
 #include "server/http/session.h"
+#include "server/http/tls_context.h"
+#include "server/listener_checks.h"
 #include "server/log.h"
 
 namespace server {
@@ -98,32 +100,31 @@ void Gateway::Impl::Unregister(Session* s) {
 }
 
 absl::Status Gateway::Impl::Listen() {
-  const size_t colon = options_.listen.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos ||
-      !absl::SimpleAtoi(options_.listen.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--http_listen must be host:port, got \"", options_.listen, "\""));
-  }
-  std::string host = options_.listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
+  const std::string flag = absl::StrCat(options_.flag_prefix, "_listen");
+  auto listen = ParseListenAddress(options_.listen, flag);
+  if (!listen.ok()) return listen.status();
+  if (options_.tls.enabled()) {
+    auto tls = internal::TlsContexts::Load(
+        options_.tls, absl::StrCat(options_.flag_prefix, "_tls"));
+    if (!tls.ok()) return tls.status();
+    tls_ = *std::move(tls);
   }
   beast::error_code ec;
-  const auto address = net::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
+  const auto address = net::ip::make_address(listen->host, ec);
   if (ec) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--http_listen: \"", host, "\" is not an IP address: ", ec.message()));
+        flag, ": \"", listen->host, "\" is not an IP address: ", ec.message()));
   }
-  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+  const tcp::endpoint endpoint(address,
+                               static_cast<unsigned short>(listen->port));
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
   if (ec) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen for HTTP on ", options_.listen, ": ", ec.message()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen for ", options_.name, " on ",
+                     options_.listen, ": ", ec.message()));
   }
   port_ = acceptor_.local_endpoint().port();
   auto hosts =
@@ -160,25 +161,37 @@ void Gateway::Impl::Accept() {
         const auto peer = socket.remote_endpoint(peer_ec);
         const std::string client = peer_ec ? "unknown" : peer.address().to_string();
         bool global = false;
-        const bool admitted = self->Admit(client, &global);
-        if (global) {
-          self->counters_->refused_global.fetch_add(1,
-                                                    std::memory_order_relaxed);
-          RefuseAtCap(std::move(socket));
+        if (!self->Admit(client, &global)) {
+          (global ? self->counters_->refused_global
+                  : self->counters_->refused_per_client)
+              .fetch_add(1, std::memory_order_relaxed);
+          self->Refuse(std::move(socket), client, global);
           return self->Accept();
         }
-        auto session = std::make_shared<Session>(self, std::move(socket), client);  // (raw: see Session)
-        if (!admitted) {
-          self->counters_->refused_per_client.fetch_add(
-              1, std::memory_order_relaxed);
-          session->set_counted(false);
-          net::dispatch(session->Executor(), [session] { session->RefuseBusy(); });
-        } else {
-          self->Register(session);
-          session->Start();
-        }
+        auto session = std::make_shared<Session>(  // (raw: see Session)
+            self, std::move(socket), client,
+            self->tls_ != nullptr ? self->tls_->Current() : nullptr);
+        self->Register(session);
+        session->Start();
         self->Accept();
       });
+}
+
+void Gateway::Impl::Refuse(tcp::socket socket, const std::string& client,
+                           bool global) {
+  if (tls_ != nullptr) {
+    // A TLS client cannot read a plaintext answer, and a refused
+    // connection is worth no handshake: closed unanswered.
+    beast::error_code ec;
+    socket.close(ec);
+  } else if (global) {
+    RefuseAtCap(std::move(socket));
+  } else {
+    auto session =
+        std::make_shared<Session>(this, std::move(socket), client, nullptr);
+    session->set_counted(false);
+    net::dispatch(session->Executor(), [session] { session->RefuseBusy(); });
+  }
 }
 
 void Gateway::Impl::AcceptFailed(beast::error_code ec) {
@@ -191,7 +204,8 @@ void Gateway::Impl::AcceptFailed(beast::error_code ec) {
   backoff_ =
       first ? absl::Milliseconds(10) : std::min(backoff_ * 2, absl::Seconds(1));
   if (first) {
-    log::Event(spdlog::level::warn, "HTTP gateway: accept failed; backing off",
+    log::Event(spdlog::level::warn,
+               absl::StrCat(options_.name, ": accept failed; backing off"),
                {{"error", ec.message()},
                 {"open_connections",
                  counters_->connections_open.load(std::memory_order_relaxed)}});
@@ -211,11 +225,8 @@ void Gateway::Impl::RefuseAtCap(tcp::socket socket) {
                             "the gateway has as many connections as it takes "
                             "(--http_max_connections); try again shortly",
                             true, absl::Seconds(1));
-    return new std::string(absl::StrCat(
-        "HTTP/1.1 503 Service Unavailable\r\nServer: vin-decode-service\r\n"
-        "Content-Type: application/json; charset=utf-8\r\nRetry-After: 1\r\n"
-        "Connection: close\r\nContent-Length: ",
-        body.size(), "\r\n\r\n", body));
+    return new std::string(internal::CannedAnswer("503 Service Unavailable",
+                                                  body, "Retry-After: 1\r\n"));
   }();
   // One try, never waiting: the connection is closed whatever was sent.
   (void)::send(socket.native_handle(), kBusy->data(), kBusy->size(),
@@ -288,6 +299,17 @@ Gateway::Gateway(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Gateway::~Gateway() { Shutdown(); }
 
 int Gateway::port() const { return impl_->port(); }
+
+bool Gateway::tls() const { return impl_->tls() != nullptr; }
+
+TlsMaterial Gateway::certificate() const {
+  return impl_->tls() != nullptr ? impl_->tls()->certificate() : TlsMaterial{};
+}
+
+absl::StatusOr<bool> Gateway::ReloadCertificates() {
+  if (impl_->tls() == nullptr) return false;
+  return impl_->tls()->Reload();
+}
 
 void Gateway::Shutdown() { impl_->Stop(); }
 

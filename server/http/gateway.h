@@ -18,6 +18,15 @@
 // problem (408, 431, 413, 400, 421, 403, 429), or a 503 and a close at the
 // global cap; accept errors (out of file descriptors) back off.
 //
+// TLS (`tls`: TLS 1.2 and later, per connection a handshake within
+// `head_timeout`; tls_context.h): with a client CA a client certificate is
+// required, and its subject is the request's tenant, as over gRPC. The
+// certificate is replaced by ReloadCertificates without a restart: new
+// connections get the new one, open ones keep theirs.
+//
+// The same machinery serves the metrics port (`metrics`): one route,
+// GET /metrics, behind the same limits and TLS.
+//
 // Thread contract: Start and Shutdown (and the destructor) on one thread;
 // port() anywhere. The engine must outlive the gateway.
 #ifndef VIN_SERVER_HTTP_GATEWAY_H_
@@ -26,6 +35,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +44,7 @@
 #include "absl/time/time.h"
 #include "engine/engine.h"
 #include "server/tenant.h"
+#include "server/tls_files.h"
 
 namespace server {
 namespace http {
@@ -52,6 +63,16 @@ struct GatewayCounters {
 
 struct GatewayOptions {
   std::string listen;  // host:port (port 0: any free one)
+  // For logs and errors: the listener's name, and its flags' prefix
+  // ("--http": --http_listen, --http_tls_cert_file, ...).
+  std::string name = "HTTP gateway";
+  std::string flag_prefix = "--http";
+  // Plaintext unless a certificate is given; mutual TLS with a client CA.
+  TlsOptions tls;
+  // The metrics port: when set, GET (or HEAD) /metrics answers what it
+  // returns (Prometheus' text format) and every other path is 404; no
+  // request reaches the engine, which may be null.
+  std::function<std::string()> metrics;
   // Each request's deadline, unless the client's X-Request-Timeout is
   // shorter (--http_deadline).
   absl::Duration deadline = absl::Seconds(30);
@@ -100,6 +121,13 @@ class Gateway {
   ~Gateway();
 
   int port() const;
+  // Whether the listener serves TLS; its certificate, and reading its
+  // files again: true when a new certificate was taken, false when they
+  // are unchanged, an error (naming the flag) when they do not load, the
+  // current one kept. Any thread.
+  bool tls() const;
+  TlsMaterial certificate() const;
+  absl::StatusOr<bool> ReloadCertificates();
   // Stops accepting, closes every connection (their waiters leave the
   // engine), and returns once nothing of the gateway runs. Idempotent.
   void Shutdown();

@@ -32,6 +32,16 @@ std::string ETagOf(const std::string& body) {
   return absl::StrFormat("\"%016x\"", h);
 }
 
+std::string CannedAnswer(absl::string_view status_line, const std::string& body,
+                         absl::string_view headers) {
+  return absl::StrCat("HTTP/1.1 ", status_line,
+                      "\r\nServer: vin-decode-service\r\n"
+                      "Content-Type: application/json; charset=utf-8\r\n",
+                      headers,
+                      "Connection: close\r\nContent-Length: ", body.size(),
+                      "\r\n\r\n", body);
+}
+
 std::string HeaderSafe(absl::string_view text) {
   return util::SafeText(text, 512, " ");
 }

@@ -34,6 +34,12 @@ std::string ErrorBody(int status, absl::string_view reason,
                       absl::string_view message, bool retryable = false,
                       absl::Duration retry_after = absl::ZeroDuration());
 
+// A whole answer written by hand, for a connection closed right after it
+// without a request read (no Beast serializer): `status_line` ("503
+// Service Unavailable"), a JSON `body`, `headers` ("Name: value\r\n" each).
+std::string CannedAnswer(absl::string_view status_line, const std::string& body,
+                         absl::string_view headers = "");
+
 // Seconds for Retry-After: whole, at least 1.
 std::string RetryAfterOf(absl::Duration d);
 

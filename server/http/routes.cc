@@ -89,6 +89,19 @@ bool QueryParam(absl::string_view target, absl::string_view name,
   return false;
 }
 
+Route MetricsRouteOf(absl::string_view method, absl::string_view target) {
+  if (target.substr(0, target.find('?')) != "/metrics") {
+    return Error(404, "this port serves GET /metrics only");
+  }
+  if (method != "GET" && method != "HEAD") {
+    return Error(405, "/metrics takes GET");
+  }
+  Route r;
+  r.kind = Route::Kind::kMetrics;
+  r.status = 200;
+  return r;
+}
+
 Route RouteOf(absl::string_view method, absl::string_view target) {
   if (target.empty() || target[0] != '/') {
     return Error(400, "the request target must be a path");

@@ -17,14 +17,15 @@ namespace http {
 
 struct Route {
   enum class Kind {
-    kVpicValues,      // GET DecodeVinValues[Extended]/{vin}
-    kVpicVariables,   // GET DecodeVin/{vin} (vPIC's Variable/Value list)
-    kVpicBatch,       // POST DecodeVINValuesBatch/ (the form is in the body)
-    kDecode,          // POST /v1/decode
-    kDecodeBatch,     // POST /v1/decode:batch
-    kPage,            // GET / (the page for people)
-    kOpenApi,         // GET /openapi.json
-    kError,           // `status` and `message` say why
+    kVpicValues,     // GET DecodeVinValues[Extended]/{vin}
+    kVpicVariables,  // GET DecodeVin/{vin} (vPIC's Variable/Value list)
+    kVpicBatch,      // POST DecodeVINValuesBatch/ (the form is in the body)
+    kDecode,         // POST /v1/decode
+    kDecodeBatch,    // POST /v1/decode:batch
+    kPage,           // GET / (the page for people)
+    kOpenApi,        // GET /openapi.json
+    kMetrics,        // GET /metrics (the metrics port's only route)
+    kError,          // `status` and `message` say why
   };
   Kind kind = Kind::kError;
   int status = 404;
@@ -40,6 +41,10 @@ struct Route {
 
 // The route of `method` `target` (the raw request target, not decoded).
 Route RouteOf(absl::string_view method, absl::string_view target);
+
+// The metrics port's (GatewayOptions::metrics): GET or HEAD /metrics, with
+// any query; 405 for another method, 404 for another path.
+Route MetricsRouteOf(absl::string_view method, absl::string_view target);
 
 // One VIN of a DecodeVINValuesBatch form.
 struct BatchEntry {

@@ -28,9 +28,10 @@ namespace server {
 namespace http {
 namespace internal {
 
-Session::Session(Gateway::Impl* gateway, tcp::socket socket, std::string client)
+Session::Session(Gateway::Impl* gateway, tcp::socket socket, std::string client,
+                 std::shared_ptr<net::ssl::context> tls)
     : gateway_(gateway),
-      stream_(std::move(socket)),
+      stream_(std::move(socket), std::move(tls)),
       timer_(stream_.get_executor()),
       client_(std::move(client)) {}
 
@@ -40,8 +41,10 @@ Session::~Session() {
 }
 
 void Session::Start() {
-  net::dispatch(stream_.get_executor(),
-                [self = shared_from_this()] { self->ReadHead(); });
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    if (self->stream_.tls()) return self->Handshake();
+    self->ReadHead();
+  });
 }
 
 void Session::Close() {
@@ -54,7 +57,7 @@ void Session::Close() {
     const std::shared_ptr<Session> keep = std::move(self->hold_);
     beast::error_code ec;
     self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    self->stream_.close();
+    self->stream_.tcp().close();
   });
 }
 
@@ -219,7 +222,8 @@ bool Session::CheckHead(const bhttp::request_header<>& head) {
   // sends Origin with every cross-site POST, whatever its content type);
   // clients that are no browser send none.
   if (!origin_.empty() && head.method() != bhttp::verb::options &&
-      !OriginAllowed() && !SameOrigin(origin_, "http", host)) {
+      !OriginAllowed() &&
+      !SameOrigin(origin_, stream_.tls() ? "https" : "http", host)) {
     Fail(403, "CROSS_ORIGIN_FORBIDDEN",
          absl::StrCat("origin ", HeaderSafe(origin_),
                       " may not call this gateway (neither its own nor among "
@@ -249,7 +253,10 @@ void Session::OnHead(beast::error_code ec) {
           "100-continue");
   if (!CheckHead(head)) return;
   if (head.method() == bhttp::verb::options) return Preflight(head);
-  route_ = RouteOf(std::string(head.method_string()), std::string(head.target()));
+  route_ = options().metrics ? MetricsRouteOf(std::string(head.method_string()),
+                                              std::string(head.target()))
+                             : RouteOf(std::string(head.method_string()),
+                                       std::string(head.target()));
   if (route_.kind == Route::Kind::kError) {
     // Nothing of the body is read: the connection cannot go on.
     return Fail(route_.status,
@@ -322,7 +329,7 @@ void Session::Send(std::shared_ptr<Response> res) {
 
 void Session::Write(std::shared_ptr<Response> res) {
   if (closing_) return;
-  stream_.expires_after(std::chrono::nanoseconds(
+  stream_.tcp().expires_after(std::chrono::nanoseconds(
       absl::ToInt64Nanoseconds(options().body_timeout)));
   bhttp::async_write(
       stream_, *res,
@@ -334,6 +341,7 @@ void Session::Write(std::shared_ptr<Response> res) {
 
 void Session::Shutdown() {
   CancelWaiters();
+  if (stream_.tls()) return CloseTls();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
 }

@@ -1,12 +1,12 @@
-// The gateway's insides (gateway.h), private to server/http/ and the only
-// place besides its .cc files that sees Boost: Gateway::Impl (the acceptor,
-// the threads, the per-client admission, the rendered answers kept), a
+// The gateway's insides (gateway.h), private to server/http/ and with
+// gateway_impl.h the only place besides its .cc files that sees Boost: a
 // Waiter (one engine waiter of a request) and a Session (one connection:
 // its requests read, routed, given to the engine and answered). Session's
 // members are defined by theme in session.cc (the connection: reading the
 // head, limits, timers, CORS, writing), session_route.cc (a request's route
 // to the engine), session_answer.cc (the answers and errors) and
-// session_stream.cc (the NDJSON /v1/decode:batch stream).
+// session_stream.cc (the NDJSON /v1/decode:batch stream); a TLS
+// connection's handshake and close in session_tls.cc.
 #ifndef VIN_SERVER_HTTP_SESSION_H_
 #define VIN_SERVER_HTTP_SESSION_H_
 
@@ -37,8 +37,10 @@
 #include "absl/types/optional.h"
 #include "engine/engine.h"
 #include "server/http/gateway.h"
+#include "server/http/gateway_impl.h"
 #include "server/http/request_checks.h"
 #include "server/http/routes.h"
+#include "server/http/transport.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -70,86 +72,7 @@ struct Rendered {
   std::string etag;
 };
 
-class Session;
-
 }  // namespace internal
-
-// ---------------------------------------------------------------------------
-
-class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
- public:
-  Impl(GatewayOptions options, engine::Engine* engine);
-
-  absl::Status Listen();
-  void Run();
-  void Stop();
-
-  int port() const { return port_; }
-  const GatewayOptions& options() const { return options_; }
-  engine::Engine* engine() const { return engine_; }
-
-  // Waiters given to the engine and not yet ended: the gateway does not
-  // go before they have.
-  void WaiterStarted();
-  void WaiterEnded();
-
-  // Connections: false when `address` has its share (or all clients
-  // theirs: `*global` says which). Leave when an admitted one closes.
-  bool Admit(const std::string& address, bool* global);
-  void Leave(const std::string& address);
-  const AllowedHosts& allowed_hosts() const { return hosts_; }
-  GatewayCounters& counters() { return *counters_; }
-  void Register(const std::shared_ptr<internal::Session>& s);
-
-  // The rendered answer for `r` asked as `searched`, if kept.
-  std::shared_ptr<const internal::Rendered> FindRendered(
-      const engine::DecodeResult& r, absl::string_view searched);
-  void KeepRendered(std::shared_ptr<const internal::Rendered> r);
-  void Unregister(internal::Session* s);
-
- private:
-  void Accept();
-  // An accept failed with `ec`: out of file descriptors (EMFILE, ENFILE)
-  // or another error; accepting resumes after a back-off, so that the
-  // loop never spins while the open connections are served.
-  void AcceptFailed(boost::system::error_code ec);
-  // Answers a connection over --http_max_connections 503 without reading
-  // it (one non-blocking send) and closes it.
-  static void RefuseAtCap(boost::asio::ip::tcp::socket socket);
-
-  // The order matters: members are destroyed last to first, and sessions
-  // that pending handlers still hold are destroyed with ioc_ (their
-  // destructors use mu_, per_client_ and sessions_), after acceptor_.
-  const GatewayOptions options_;
-  engine::Engine* const engine_;
-
-  AllowedHosts hosts_;  // set by Listen, then read-only
-  GatewayCounters own_counters_;
-  GatewayCounters* const counters_;  // options_.counters, else own_counters_
-
-  absl::Mutex mu_;
-  int waiters_ ABSL_GUARDED_BY(mu_) = 0;
-  int connections_ ABSL_GUARDED_BY(mu_) = 0;  // admitted, open
-  int running_ ABSL_GUARDED_BY(mu_) = 0;  // threads in ioc_.run()
-  std::map<std::string, int> per_client_ ABSL_GUARDED_BY(mu_);
-  std::map<internal::Session*, std::weak_ptr<internal::Session>> sessions_
-      ABSL_GUARDED_BY(mu_);
-
-  static constexpr size_t kRenderedMax = 4096;
-  absl::Mutex render_mu_;
-  std::map<const std::string*, std::shared_ptr<const internal::Rendered>> rendered_
-      ABSL_GUARDED_BY(render_mu_);
-
-  boost::asio::io_context ioc_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  // On the acceptor's strand.
-  boost::asio::steady_timer accept_backoff_;
-  absl::Duration backoff_ = absl::ZeroDuration();
-  bool stopped_accepting_ = false;
-  std::vector<std::thread> threads_;
-  int port_ = 0;
-  bool stopped_ = false;
-};
 
 namespace internal {
 
@@ -186,7 +109,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // `gateway` outlives every session: the sessions still held by pending
   // handlers when the gateway goes are destroyed with its io_context,
   // before the state they use (Gateway::Impl's member order).
-  Session(Gateway::Impl* gateway, tcp::socket socket, std::string client);
+  // `tls`: the listener's TLS context (null for plain TCP).
+  Session(Gateway::Impl* gateway, tcp::socket socket, std::string client,
+          std::shared_ptr<net::ssl::context> tls);
   ~Session();
 
   net::any_io_executor Executor() { return stream_.get_executor(); }
@@ -229,6 +154,17 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void ReadHead();
 
+  // ---- TLS (session_tls.cc).
+
+  // The handshake, within `head_timeout`; then the first head.
+  void Handshake();
+  // A handshake that failed: a plaintext request is told to use https,
+  // anything else closed.
+  void HandshakeFailed(beast::error_code ec);
+  // The end of an answered TLS connection: close_notify, briefly waiting
+  // for the client's, then the socket.
+  void CloseTls();
+
   // The head (or body) must arrive within `limit`: past it the read is
   // cancelled and answered 408. (tcp_stream's own expiry would close the
   // socket before a 408 could be written.)
@@ -269,6 +205,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Handle's steps for POST DecodeVINValuesBatch and POST /v1/decode.
   void HandleVpicBatch();
   void HandleDecode();
+  // The metrics port's one route.
+  void SendMetrics();
 
   void Submit(std::vector<engine::DecodeRequest> requests);
   void CancelWaiters();
@@ -341,7 +279,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void EndStream();
 
   Gateway::Impl* const gateway_;
-  beast::tcp_stream stream_;
+  Transport stream_;
+  // TLS: the subject of the client's certificate ("" without one), the
+  // tenant of every request (rule 19).
+  std::string peer_subject_;
+  bool tls_closing_ = false;
   net::steady_timer timer_;
   bool timed_out_ = false;
   const std::string client_;

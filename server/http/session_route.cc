@@ -49,8 +49,9 @@ bool Session::Prepare(const bhttp::request_header<>& head) {
     }
     timeout_ = std::min(timeout_, asked);
   }
-  // Rules 17 and 19: who asks (the tenant header, from a trusted proxy
-  // only: its last value), and how urgent: a single VIN is interactive,
+  // Rules 17 and 19: who asks (the client certificate's subject under
+  // mutual TLS; else the tenant header, from a trusted proxy only: its
+  // last value), and how urgent: a single VIN is interactive,
   // vPIC's batch form and our NDJSON stream bulk (unless the request says
   // otherwise and its tenant may).
   std::vector<absl::string_view> values;
@@ -58,12 +59,12 @@ bool Session::Prepare(const bhttp::request_header<>& head) {
        ++it) {
     values.emplace_back(it->value().data(), it->value().size());
   }
-  tenant_ = options().tenants.Resolve("", client_, values);
+  tenant_ = options().tenants.Resolve(peer_subject_, client_, values);
   return true;
 }
 
 void Session::Handle() {
-  stream_.expires_never();
+  stream_.tcp().expires_never();
   request_ = parser_->release();
   parser_.reset();
   switch (route_.kind) {
@@ -92,10 +93,21 @@ void Session::Handle() {
       static const std::string* etag = new std::string(ETagOf(embedded::kOpenApi));
       return SendFile(embedded::kOpenApi, "application/json", *etag);
     }
+    case Route::Kind::kMetrics:
+      return SendMetrics();
     case Route::Kind::kError:
       break;
   }
   Fail(500, "INTERNAL", "no handler", true);
+}
+
+void Session::SendMetrics() {
+  auto res = MakeResponse(200);
+  res->set(bhttp::field::content_type,
+           "text/plain; version=0.0.4; charset=utf-8");
+  res->set(bhttp::field::cache_control, "no-store");
+  res->body() = options().metrics();
+  Send(std::move(res));
 }
 
 void Session::HandleVpicBatch() {

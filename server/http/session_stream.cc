@@ -111,7 +111,7 @@ void Session::ReadStreamBody() {
   body.more = true;
   // (A write's expiry, set while no read was pending, must not end this
   // read: its own timer is timer_.)
-  stream_.expires_never();
+  stream_.tcp().expires_never();
   timer_.expires_after(std::chrono::nanoseconds(
       absl::ToInt64Nanoseconds(options().body_timeout)));
   timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
@@ -268,13 +268,21 @@ void Session::SubmitLine(const std::string& raw, size_t too_long) {
 
 void Session::WatchClient() {
   watch_buffer_.resize(512);
-  stream_.socket().async_read_some(
-      net::buffer(watch_buffer_),
-      [self = shared_from_this()](beast::error_code ec, size_t) {
-        if (self->mode_ != Mode::kStream || self->stream_done_) return;
-        if (ec) return self->StreamGone();
-        self->WatchClient();  // more bytes after the body: ignored
-      });
+  auto on_read = [self = shared_from_this()](beast::error_code ec, size_t) {
+    if (self->mode_ != Mode::kStream || self->stream_done_) return;
+    if (ec) return self->StreamGone();
+    self->WatchClient();  // more bytes after the body: ignored
+  };
+  if (!stream_.tls()) {
+    // The socket itself: no write's expiry applies to this read.
+    return stream_.socket().async_read_some(net::buffer(watch_buffer_),
+                                            std::move(on_read));
+  }
+  // TLS: the client's bytes are records, read through the TLS stream,
+  // whose reads a write's expiry (set while no read was pending) must
+  // not end.
+  stream_.tcp().expires_never();
+  stream_.async_read_some(net::buffer(watch_buffer_), std::move(on_read));
 }
 
 void Session::Pump() {
@@ -294,7 +302,7 @@ void Session::Pump() {
   writing_ = true;
   auto line = std::make_shared<Line>(std::move(lines_.front()));
   lines_.pop_front();
-  stream_.expires_after(std::chrono::nanoseconds(
+  stream_.tcp().expires_after(std::chrono::nanoseconds(
       absl::ToInt64Nanoseconds(options().body_timeout)));
   net::async_write(stream_, bhttp::make_chunk(net::buffer(line->text)),
                    [self = shared_from_this(), line](beast::error_code ec, size_t) {
@@ -318,10 +326,10 @@ void Session::StreamGone() {
 
 void Session::EndStream() {
   timer_.cancel();
-  stream_.expires_never();
+  stream_.tcp().expires_never();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-  stream_.close();
+  stream_.tcp().close();
   const std::shared_ptr<Session> keep = std::move(hold_);
 }
 

@@ -15,6 +15,7 @@
 #include "testing/http_client.h"
 #include "testing/real_server.h"
 #include "testing/scrape.h"
+#include "testing/test_certs.h"
 
 namespace attack {
 
@@ -53,6 +54,18 @@ class AttackTest : public testing::Test {
 
   std::unique_ptr<fakevpic::FakeVpic> fake_;
   testing_util::RealServer server_;
+};
+
+// With certificates made for the test (testing/test_certs.h).
+class AttackWithCertsTest : public AttackTest {
+ protected:
+  void SetUp() override {
+    certs_ = testing_util::MakeTestCerts();
+    ASSERT_FALSE(certs_.ca.empty());
+  }
+  void TearDown() override { testing_util::RemoveTestCerts(certs_); }
+
+  testing_util::TestCerts certs_;
 };
 
 }  // namespace attack

@@ -155,7 +155,7 @@ TEST(SecretFile, APasswordIsTheFilesOneLine) {
     EXPECT_EQ(*p, password);
   }
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"", "holds no password"},
+      {"", "is empty"},
       {"\n", "holds no password"},
       {"one\ntwo\n", "more than one line"},
       {"one\n\n", "more than one line"},

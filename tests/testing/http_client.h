@@ -36,21 +36,36 @@ struct HttpResponse {
   }
 };
 
-// `method` to http://127.0.0.1:`port``path`, with `body` (when not empty)
-// and extra header lines ("Name: value").
-inline HttpResponse HttpCall(int port, const std::string& method,
-                             const std::string& path, const std::string& body = "",
-                             const std::vector<std::string>& headers = {},
-                             absl::Duration timeout = absl::Seconds(30)) {
+// A client's TLS settings: the CA its server's certificate must chain to,
+// and its own certificate and key ("" for none).
+struct TlsClient {
+  std::string ca, cert, key;
+};
+
+// `method` to 127.0.0.1:`port``path` on the easy handle `c` (which keeps
+// its connection for the next call: keep-alive), over https with `tls`,
+// with `body` (when not empty) and extra header lines ("Name: value").
+inline HttpResponse Perform(CURL* c, int port, const std::string& method,
+                            const std::string& path, const std::string& body,
+                            const std::vector<std::string>& headers,
+                            absl::Duration timeout, const TlsClient* tls) {
   HttpResponse out;
-  CURL* c = curl_easy_init();
-  const std::string url = absl::StrCat("http://127.0.0.1:", port, path);
+  const std::string url = absl::StrCat(tls != nullptr ? "https" : "http",
+                                       "://127.0.0.1:", port, path);
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
-  if (method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  curl_easy_setopt(c, CURLOPT_NOBODY, method == "HEAD" ? 1L : 0L);
   curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
                    static_cast<long>(absl::ToInt64Milliseconds(timeout)));
+  if (tls != nullptr) {
+    curl_easy_setopt(c, CURLOPT_CAINFO, tls->ca.c_str());
+    if (!tls->cert.empty()) {
+      curl_easy_setopt(c, CURLOPT_SSLCERT, tls->cert.c_str());
+      curl_easy_setopt(c, CURLOPT_SSLKEY, tls->key.c_str());
+    }
+  }
   if (!body.empty() || method == "POST") {
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
@@ -86,7 +101,22 @@ inline HttpResponse HttpCall(int port, const std::string& method,
   } else {
     out.error = curl_easy_strerror(rc);
   }
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);
   curl_slist_free_all(list);
+  return out;
+}
+
+// `method` to http://127.0.0.1:`port``path` (https with `tls`) on a
+// connection of its own.
+inline HttpResponse HttpCall(int port, const std::string& method,
+                             const std::string& path,
+                             const std::string& body = "",
+                             const std::vector<std::string>& headers = {},
+                             absl::Duration timeout = absl::Seconds(30),
+                             const TlsClient* tls = nullptr) {
+  CURL* c = curl_easy_init();
+  HttpResponse out =
+      Perform(c, port, method, path, body, headers, timeout, tls);
   curl_easy_cleanup(c);
   return out;
 }

@@ -1,0 +1,43 @@
+// Where the server's HTTP listeners may listen, and how (DESIGN rule 19,
+// README "Security"): the host:port of --http_listen and --metrics_listen,
+// the rule that the metrics leave loopback only over TLS or when the
+// operator says so, and the certificates' reload interval. Pure: no I/O;
+// errors are INVALID_ARGUMENT naming the flags (main exits 2).
+#ifndef VIN_SERVER_LISTENER_CHECKS_H_
+#define VIN_SERVER_LISTENER_CHECKS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "server/tls_files.h"
+
+namespace server {
+
+struct ListenAddress {
+  std::string host;  // an IP address ("0.0.0.0" for every IPv4 address)
+  int port = 0;      // 0: any free port
+  bool loopback = false;
+};
+
+// `listen` as host:port: an IPv4 address, an IPv6 one in brackets
+// ("[::1]:8080"), or nothing (":8080": every address); no host names.
+// `flag` names the flag in errors.
+absl::StatusOr<ListenAddress> ParseListenAddress(absl::string_view listen,
+                                                 absl::string_view flag);
+
+// The metrics name tenants and count their traffic: --metrics_listen may
+// be a loopback address, or another only with --metrics_tls_cert_file
+// (and its key) or --metrics_public. An empty `listen` (no metrics) takes
+// no TLS flags.
+absl::Status CheckMetricsExposure(absl::string_view listen,
+                                  const TlsOptions& tls, bool metrics_public);
+
+// --tls_reload_interval: zero (reload on SIGHUP only) or at least a second.
+absl::Status CheckTlsReloadInterval(absl::Duration interval);
+
+}  // namespace server
+
+#endif  // VIN_SERVER_LISTENER_CHECKS_H_
