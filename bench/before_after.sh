@@ -27,12 +27,12 @@ for r in $(seq "$rounds"); do
     build=$before
     [ "$side" = after ] && build=$after
     out=$(BUILD=$build bench/hot_throughput.sh "$items" 100 2>&1)
-    rate=$(awk '$1 == "server" { print $2 }' <<<"$out")
+    rate=$(awk '$1 == "server" && $3 == "items/s" { print $2 }' <<<"$out")
     ratio=$(awk -F' = ' '/server\/ceiling/ { print $2 }' <<<"$out")
-    cpu=$(awk '$1 == "server" { for (i = 1; i <= NF; i++) if ($i == "CPU") print $(i + 1) }' <<<"$out")
+    cpu=$(awk '$1 == "server" && $3 == "items/s" { for (i = 1; i <= NF; i++) if ($i == "CPU") print $(i + 1) }' <<<"$out")
     out=$(BUILD=$build bench/http_hits.sh "$secs" 100 2>&1)
-    rps=$(awk '$1 == "gateway" { print $2 }' <<<"$out")
-    nginx=$(awk '$1 == "nginx" { print $2 }' <<<"$out")
+    rps=$(awk '$1 == "gateway" && $3 == "req/s" { print $2 }' <<<"$out")
+    nginx=$(awk '$1 == "nginx" && $3 == "req/s" { print $2 }' <<<"$out")
     vs=$(awk -F': ' '/gateway \/ nginx/ { sub(/x.*/, "", $2); print $2 }' <<<"$out")
     printf 'round %d %-6s grpc %8s items/s (%s us/item, %s of the ceiling)  http %10s req/s (nginx %s, %sx)\n' \
       "$r" "$side" "$rate" "$cpu" "$ratio" "$rps" "$nginx" "$vs"

@@ -169,6 +169,12 @@ ABSL_FLAG(int, http_max_connections, 4096,
           "HTTP gateway connections open at once, all clients together; "
           "beyond it a new connection is answered 503 and closed at once "
           "(each client address keeps at most 256)");
+ABSL_FLAG(int64_t, fd_reserve, -1,
+          "file descriptors kept out of the HTTP gateway's reach, for gRPC, "
+          "vPIC, Redis and files: the gateway and the metrics port together "
+          "hold at most the descriptor limit minus this, lowering "
+          "--http_max_connections if need be (-1: a quarter of the limit, "
+          "at least 128; 0: none kept)");
 ABSL_FLAG(std::string, http_allowed_hosts, "",
           "host names a request's Host may have (comma-separated; "
           "*.example.com for subdomains, * for any); others are 421. "

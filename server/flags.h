@@ -16,6 +16,7 @@ ABSL_DECLARE_FLAG(std::string, log_level);
 ABSL_DECLARE_FLAG(std::string, log_format);
 ABSL_DECLARE_FLAG(int64_t, log_queue_lines);
 ABSL_DECLARE_FLAG(absl::Duration, shutdown_grace);
+ABSL_DECLARE_FLAG(int64_t, fd_reserve);
 
 namespace server {
 

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/numbers.h"
@@ -94,6 +95,25 @@ absl::Status CheckTlsReloadInterval(absl::Duration interval) {
       "--tls_reload_interval must be 0 (reload on SIGHUP only) or at least "
       "1s, got ",
       absl::FormatDuration(interval)));
+}
+
+ConnectionBudget FitConnectionsToFiles(int64_t file_limit, int64_t reserve_flag,
+                                       int http_max_connections,
+                                       int metrics_connections) {
+  ConnectionBudget b;
+  b.http_max_connections = http_max_connections;
+  if (file_limit <= 0 || file_limit > INT32_MAX) return b;
+  b.reserve = reserve_flag >= 0 ? reserve_flag
+                                : std::max<int64_t>(128, file_limit / 4);
+  const int64_t room = file_limit - b.reserve - metrics_connections;
+  // At least one connection: a limit too low for any is the operator's to
+  // raise, and the start says what it fitted.
+  const int64_t fitted = std::max<int64_t>(1, room);
+  if (fitted < http_max_connections) {
+    b.http_max_connections = static_cast<int>(fitted);
+    b.lowered = true;
+  }
+  return b;
 }
 
 }  // namespace server

@@ -6,6 +6,7 @@
 #ifndef VIN_SERVER_LISTENER_CHECKS_H_
 #define VIN_SERVER_LISTENER_CHECKS_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -37,6 +38,22 @@ absl::Status CheckMetricsExposure(absl::string_view listen,
 
 // --tls_reload_interval: zero (reload on SIGHUP only) or at least a second.
 absl::Status CheckTlsReloadInterval(absl::Duration interval);
+
+// The gateway's connections fitted to the process's file descriptors: the
+// HTTP gateway and the metrics port together never take more than
+// `file_limit` minus a reserve kept for gRPC, vPIC, Redis and files. gRPC
+// 1.51 stops accepting for good after one failed accept (EMFILE), so the
+// gateway must never be what exhausts the process.
+struct ConnectionBudget {
+  int http_max_connections = 0;  // what the gateway may hold
+  int64_t reserve = 0;           // descriptors kept out of its reach
+  bool lowered = false;          // less than --http_max_connections asked
+};
+// `reserve_flag` < 0: the default, a quarter of the limit and at least 128.
+// A `file_limit` of 0 (unknown) or over INT32_MAX fits anything.
+ConnectionBudget FitConnectionsToFiles(int64_t file_limit, int64_t reserve_flag,
+                                       int http_max_connections,
+                                       int metrics_connections);
 
 }  // namespace server
 

@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "fleet/redis_url.h"
 #include "server/flags.h"
+#include "server/listener_checks.h"
 #include "server/log.h"
 #include "server/log_observer.h"
 #include "server/server.h"
@@ -197,6 +198,16 @@ int main(int argc, char** argv) {
   if (!options.ok()) return UsageError(std::string(options.status().message()));
 
   const std::pair<rlim_t, rlim_t> files = RaiseFileLimit();
+  // Rule 19: the gateway may not be what exhausts the descriptors (gRPC
+  // 1.51 stops accepting for good after a failed accept).
+  const server::ConnectionBudget budget = server::FitConnectionsToFiles(
+      files.first == RLIM_INFINITY ? 0 : static_cast<int64_t>(files.first),
+      absl::GetFlag(FLAGS_fd_reserve), options->http.max_connections,
+      options->metrics_listen.empty()
+          ? 0
+          : server::MetricsExporter::kMaxConnections);
+  const int asked_connections = options->http.max_connections;
+  options->http.max_connections = budget.http_max_connections;
   server::LogObserver observer;
   options->engine.observer = &observer;
   auto server = server::VinServer::Start(*options);
@@ -213,6 +224,17 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   LogStarted(*options, **server, files);
+  if ((*server)->http_port() != 0) {
+    Info(absl::StrFormat(
+      "HTTP connections: at most %d%s (%d file descriptors kept for gRPC, "
+      "vPIC, Redis and files; --fd_reserve)",
+      budget.http_max_connections,
+      budget.lowered
+          ? absl::StrFormat(", --http_max_connections %d lowered to fit",
+                            asked_connections)
+          : "",
+      budget.reserve));
+  }
 
   // SIGHUP reloads run on the reloader's threads, never on this one: this
   // thread only waits for signals, so SIGTERM is obeyed whatever a reload

@@ -88,16 +88,30 @@ bool TrustedProxies::Trusts(absl::string_view peer) const {
 }
 
 std::string TrustedProxies::AddressOfGrpcPeer(absl::string_view peer) {
-  absl::string_view rest;
-  if (absl::ConsumePrefix(&peer, "ipv4:")) {
-    rest = peer.substr(0, peer.rfind(':'));
-  } else if (absl::ConsumePrefix(&peer, "ipv6:")) {
-    const size_t close = peer.rfind(']');
-    if (peer.empty() || peer[0] != '[' || close == absl::string_view::npos)
-      return "";
-    rest = peer.substr(1, close - 1);
-    // (gRPC may percent-encode a zone id; an address with one is no
-    // loopback or proxy address of ours.)
+  // gRPC writes its peer as a URI (since 1.47: "ipv6:%5B::1%5D:5000"; before,
+  // "ipv6:[::1]:5000"): percent-decoded first.
+  const auto hex = [](char c) {
+    return absl::ascii_isdigit(c) ? c - '0' : absl::ascii_tolower(c) - 'a' + 10;
+  };
+  std::string uri;
+  for (size_t i = 0; i < peer.size(); ++i) {
+    if (peer[i] == '%' && i + 2 < peer.size() &&
+        absl::ascii_isxdigit(peer[i + 1]) && absl::ascii_isxdigit(peer[i + 2])) {
+      uri.push_back(static_cast<char>(hex(peer[i + 1]) * 16 + hex(peer[i + 2])));
+      i += 2;
+    } else {
+      uri.push_back(peer[i]);
+    }
+  }
+  absl::string_view rest, p = uri;
+  if (absl::ConsumePrefix(&p, "ipv4:")) {
+    rest = p.substr(0, p.rfind(':'));
+  } else if (absl::ConsumePrefix(&p, "ipv6:")) {
+    const size_t close = p.rfind(']');
+    if (p.empty() || p[0] != '[' || close == absl::string_view::npos) return "";
+    rest = p.substr(1, close - 1);
+    // (An address with a zone id, "fe80::1%eth0", is no loopback or proxy
+    // address of ours: AddressOf refuses it.)
   }
   return std::string(rest);
 }

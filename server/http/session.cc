@@ -209,6 +209,13 @@ bool Session::CheckHead(const bhttp::request_header<>& head) {
     Fail(400, "BAD_REQUEST", "an HTTP/1.1 request needs a Host header", true);
     return false;
   }
+  // RFC 9112 3.2: more than one Host is 400 (a proxy that routes on
+  // another of them than we check would disagree with us).
+  if (head.count(bhttp::field::host) > 1) {
+    Fail(400, "BAD_REQUEST", "a request has one Host header, this has several",
+         true);
+    return false;
+  }
   const AllowedHosts& hosts = gateway_->allowed_hosts();
   if (!hosts.Allows(host)) {
     Fail(421, "MISDIRECTED_REQUEST",

@@ -263,8 +263,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // answered, then the stream ends).
   void ReadStreamBody();
   void OnStreamBody(beast::error_code ec);
-  // Reads no more of the body (`why` is logged when not "").
-  void StopReading(absl::string_view why);
+  // Reads no more of the body before its end: logged, and once the items
+  // read are answered the stream's last line is an error (`status`,
+  // `reason`, `why`), so that the client knows the rest went unread.
+  void StopReading(int status, absl::string_view reason, absl::string_view why);
   // The next line of the body read so far, if a whole one is there;
   // a line over `line_limit` comes back as its length only (`*too_long`),
   // its bytes skipped.
@@ -320,6 +322,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string line_;         // the current line, so far
   size_t line_skipped_ = 0;  // > 0: the current line is too long
   bool reading_ = false, input_done_ = false;
+  std::string cut_short_;  // the last line when the body was not read whole
   std::deque<Line> lines_;
   bool writing_ = false, stream_gone_ = false, stream_done_ = false;
   std::shared_ptr<bhttp::response<bhttp::empty_body>> stream_head_;

@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "domain/limits.h"
+#include "server/http/http_status.h"
 #include "server/http/session.h"
 #include "server/log.h"
 #include "server/proto_mapping.h"
@@ -117,6 +118,7 @@ void Session::ReadStreamBody() {
   timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || !self->reading_) return;
     self->StopReading(
+        408, "REQUEST_TIMEOUT",
         absl::StrCat("the body stalled: nothing for ",
                      absl::FormatDuration(self->options().body_timeout)));
   });
@@ -141,6 +143,7 @@ void Session::OnStreamBody(beast::error_code ec) {
     // The body cannot be read further (a bad chunk): the items read are
     // answered, then the stream ends.
     return StopReading(
+        400, "BAD_REQUEST",
         absl::StrCat("the body is not valid HTTP: ", ec.message()));
   }
   const size_t n = read_buffer_.size() - stream_parser_->get().body().size;
@@ -150,15 +153,20 @@ void Session::OnStreamBody(beast::error_code ec) {
   Refill();
 }
 
-void Session::StopReading(absl::string_view why) {
+void Session::StopReading(int status, absl::string_view reason,
+                          absl::string_view why) {
   input_done_ = true;
-  if (!why.empty()) {
-    log::Event(spdlog::level::warn,
-               "/v1/decode:batch: reading no more of the body",
-               {{"peer", client_},
-                {"reason", std::string(why)},
-                {"items_read", next_index_}});
-  }
+  log::Event(spdlog::level::warn,
+             "/v1/decode:batch: reading no more of the body",
+             {{"peer", client_},
+              {"reason", std::string(why)},
+              {"items_read", next_index_}});
+  cut_short_ = ErrorBody(
+      status, reason,
+      absl::StrCat(why, "; the ", next_index_,
+                   " lines read before are answered above, the rest of the "
+                   "body was not read"));
+  cut_short_ += '\n';
   Pump();
 }
 
@@ -287,6 +295,12 @@ void Session::WatchClient() {
 
 void Session::Pump() {
   if (writing_ || stream_gone_ || stream_done_) return;
+  if (lines_.empty() && input_done_ && active_.empty() &&
+      !cut_short_.empty()) {
+    // The body was not read whole: its error is the last line.
+    lines_.push_back(Line{std::move(cut_short_), false, 0});
+    cut_short_.clear();
+  }
   if (lines_.empty()) {
     if (input_done_ && active_.empty()) {
       stream_done_ = true;

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "util/read_file.h"
 
 namespace fleet {
 namespace {
@@ -94,6 +95,19 @@ absl::StatusOr<std::shared_ptr<const RedisTls>> RedisTls::Create(
   if (o.cert_file.empty() != o.key_file.empty()) {
     return absl::InvalidArgumentError(
         "--redis_tls_cert_file and --redis_tls_key_file go together");
+  }
+  // Each file checked as any input first (a regular file of at most 1 MiB:
+  // a FIFO would hang the start, a device never end); OpenSSL then reads
+  // the path at once.
+  for (const auto& [path, flag] :
+       {std::pair<const std::string&, const char*>{o.ca_file,
+                                                    "--redis_tls_ca_file"},
+        {o.cert_file, "--redis_tls_cert_file"},
+        {o.key_file, "--redis_tls_key_file"}}) {
+    if (path.empty()) continue;
+    if (auto read = util::ReadSmallFile(path, flag); !read.ok()) {
+      return absl::InvalidArgumentError(read.status().message());
+    }
   }
   ERR_clear_error();
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());

@@ -138,17 +138,16 @@ std::string RedactRedisUrl(absl::string_view url) {
     return at == absl::string_view::npos ? std::string(url)
                                          : absl::StrCat("***", url.substr(at));
   }
+  // The credentials end at the last '@' of the whole rest, not of the
+  // authority: a password may hold an unescaped '/', '?' or '#' (base64),
+  // and a URL that does not parse is shown too. (An '@' in a path or a
+  // query masks more than needed: safe.)
   const size_t start = scheme + 3;
-  const size_t slash = url.find_first_of("/?#", start);
-  const absl::string_view authority = url.substr(
-      start, slash == absl::string_view::npos ? absl::string_view::npos
-                                              : slash - start);
-  const size_t at = CredentialsEnd(authority);
-  if (at == absl::string_view::npos) return std::string(url);
-  const size_t colon = authority.substr(0, at).find(':');
+  const size_t at = url.rfind('@');
+  if (at == absl::string_view::npos || at < start) return std::string(url);
+  const size_t colon = url.substr(start, at - start).find(':');
   if (colon == absl::string_view::npos) return std::string(url);  // a user only
-  return absl::StrCat(url.substr(0, start + colon + 1), "***",
-                      url.substr(start + at));
+  return absl::StrCat(url.substr(0, start + colon + 1), "***", url.substr(at));
 }
 
 absl::StatusOr<RedisAddress> ParseRedisUrl(const std::string& url) {

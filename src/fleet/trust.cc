@@ -52,6 +52,8 @@ const char* RejectionName(Rejection r) {
       return "result_wrong_key";
     case Rejection::kResultExpired:
       return "result_expired";
+    case Rejection::kResultFuture:
+      return "result_future";
     case Rejection::kResultUnsigned:
       return "result_unsigned";
     case Rejection::kResultBadSignature:
@@ -127,6 +129,12 @@ Verdict<std::string> CheckCachedResult(const std::string& stored,
         Rejection::kResultWrongKey,
         absl::StrCat("a result of model year ", result.vehicle.model_year,
                      " under the hint ", key->model_year));
+  }
+  // A decode time ahead of this replica's clock (beyond the skew replicas
+  // may have) would keep a forged value fresh for ever.
+  if (result.decode_time - now > kEventMaxSkew) {
+    return Reject<std::string>(Rejection::kResultFuture,
+                               "decoded later than now");
   }
   if (now - result.decode_time >= trust.limits.cache_ttl) {
     return Reject<std::string>(Rejection::kResultExpired,
@@ -217,6 +225,10 @@ Verdict<engine::FleetEvent> EventChecks::Check(const std::string& message,
               wrong->first ? Rejection::kEventWrongVin
                            : Rejection::kEventUnparsable,
               absl::StrCat("its result is ", wrong->second));
+        }
+        if (result.decode_time - now > kEventMaxSkew) {
+          return Reject<FleetEvent>(Rejection::kEventStale,
+                                    "its result is decoded later than now");
         }
       }
     }

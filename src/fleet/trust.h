@@ -38,6 +38,7 @@ enum class Rejection {
   kResultWrongVin,      // a result of another VIN
   kResultWrongKey,      // sealed for another key, or of another model year
   kResultExpired,       // decoded longer ago than --cache_ttl
+  kResultFuture,        // decoded later than now (beyond kEventMaxSkew)
   kResultUnsigned,      // with the secret: no MAC
   kResultBadSignature,  // with the secret: a MAC that does not match
   kEventUnparsable,     // not a FleetEvent this replica can act on
@@ -45,10 +46,12 @@ enum class Rejection {
   kEventWrongChannel,   // sealed for another channel
   kEventUnsigned,
   kEventBadSignature,
-  kEventStale,     // with the secret: issued too long ago, or in the future
+  // With the secret: issued too long ago, or in the future; a DONE whose
+  // result is decoded in the future (beyond kEventMaxSkew).
+  kEventStale,
   kEventReplayed,  // with the secret: an event accepted before, again
 };
-inline constexpr size_t kRejections = 13;
+inline constexpr size_t kRejections = 14;
 
 // The label value: "result_unparsable", "event_bad_signature", ...
 const char* RejectionName(Rejection r);

@@ -31,7 +31,16 @@ class Fd {
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path,
                                           const std::string& what,
                                           size_t max_bytes) {
-  // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+  const auto not_regular = [&] {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " file ", path, " is not a regular file"));
+  };
+  // Its type is checked before it is opened (opening a device may do
+  // something), and again on what was opened (it may have been swapped
+  // meanwhile); O_NONBLOCK: opening a FIFO for reading would wait for a
+  // writer.
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return not_regular();
   Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     const int err = errno;
@@ -40,11 +49,7 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path,
     return err == EACCES ? absl::PermissionDeniedError(why)
                          : absl::NotFoundError(why);
   }
-  struct stat st {};
-  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " file ", path, " is not a regular file"));
-  }
+  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return not_regular();
   const auto too_large = [&] {
     return absl::InvalidArgumentError(absl::StrCat(
         what, " file ", path, " is larger than ", max_bytes, " bytes"));

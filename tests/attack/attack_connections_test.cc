@@ -1,13 +1,17 @@
 // A connection flood (DESIGN rule 19) on the real binary: 2,600
-// connections from ten loopback addresses, once against the global cap
-// (--http_max_connections) and once against the process's file-descriptor
-// limit (prlimit). Either way the server refuses or leaves the rest at
-// once, its accept loop does not spin (under half a core while the flood
-// is held), and what was open goes on: gRPC, an HTTP keep-alive
-// connection, and decodes that reach vPIC.
+// connections from ten loopback addresses, against the global cap
+// (--http_max_connections), against the cap fitted to a low file-descriptor
+// limit (prlimit), and at that limit itself (--fd_reserve=0, so that the
+// gateway reaches EMFILE). Either way the server refuses or leaves the
+// rest at once, its accept loop does not spin (under half a core while the
+// flood is held), and what was open goes on: gRPC, an HTTP keep-alive
+// connection, and decodes that reach vPIC; with the reserve, new gRPC
+// connections too.
 #include <poll.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <grpcpp/create_channel.h>
 
 #include <string>
 #include <vector>
@@ -39,10 +43,10 @@ struct Flood {
   }
 };
 
-// Opens kPerAddress connections from each of 127.0.0.1..127.0.0.10.
-void Open(int port, Flood* flood) {
+// Opens `per_address` connections from each of 127.0.0.1..127.0.0.10.
+void Open(int port, Flood* flood, int per_address = kPerAddress) {
   for (int a = 1; a <= kAddresses; ++a) {
-    for (int i = 0; i < kPerAddress; ++i) {
+    for (int i = 0; i < per_address; ++i) {
       const int fd = ConnectFrom(port, absl::StrCat("127.0.0.", a));
       if (fd < 0) {
         ++flood->failed;
@@ -92,6 +96,23 @@ class AttackConnectionsTest : public AttackTest {
     const absl::Time start = absl::Now();
     absl::SleepFor(window);  // (a measurement window, not a wait for an event)
     return (server_.CpuTime() - before) / (absl::Now() - start);
+  }
+
+  // A decode on a gRPC connection of its own, opened now.
+  void ExpectNewGrpcConnectionServes(const std::string& vin) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    auto stub = vin::v1::VinDecoderService::NewStub(grpc::CreateCustomChannel(
+        absl::StrCat("127.0.0.1:", server_.port()),
+        grpc::InsecureChannelCredentials(), args));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+    vin::v1::DecodeRequest req;
+    req.set_vin(vin);
+    vin::v1::DecodeResponse resp;
+    const grpc::Status s = stub->Decode(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << "a new gRPC connection: " << s.error_message();
+    EXPECT_EQ(resp.result().vin(), vin);
   }
 
   void ExpectServing(const std::string& vin) {
@@ -148,9 +169,43 @@ TEST_F(AttackConnectionsTest, TheGlobalCapRefusesTheRestAtOnce) {
   EXPECT_EQ(answered, 1);
 }
 
-TEST_F(AttackConnectionsTest, AtTheFileLimitAcceptBacksOffAndWhatIsOpenGoesOn) {
+// At 400 descriptors the gateway's cap is fitted to leave a reserve
+// (400 - 128 - the metrics' 64 = 208): the flood meets the cap, never the
+// file limit, so new gRPC connections are still accepted (gRPC 1.51 stops
+// accepting for good after one EMFILE).
+TEST_F(AttackConnectionsTest, AtALowFileLimitTheCapLeavesRoomForNewGrpcCalls) {
   ASSERT_NO_FATAL_FAILURE(
       StartServer({}, {"/usr/bin/prlimit", "--nofile=400:400"}));
+  ASSERT_TRUE(server_.proc().WaitForLine(
+      "HTTP connections: at most 208, --http_max_connections 4096 lowered",
+      absl::Seconds(5)));
+  Flood flood;
+  Open(server_.http_port(), &flood);
+  ASSERT_EQ(flood.failed, 0);
+  double open = 0, refused = 0;
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  do {
+    const auto s = Scrape();
+    open = testing_util::Sum(s, "vin_http_connections_open");
+    refused = testing_util::Sum(s, "vin_http_connections_refused_total");
+  } while ((open != 208 || refused != 2600 - 208) && absl::Now() < give_up);
+  ASSERT_EQ(open, 208);
+  ASSERT_EQ(refused, 2600 - 208);
+  ExpectNewGrpcConnectionServes(ValidVin(4));
+  EXPECT_EQ(testing_util::Sum(Scrape(), "vin_http_accept_errors_total"), 0)
+      << "the file limit was never reached";
+  for (int fd : flood.fds) close(fd);
+  flood.fds.clear();
+  ExpectNewGrpcConnectionServes(ValidVin(5));
+}
+
+// --fd_reserve=0: the gateway and the metrics port together may reach the
+// file limit (400 - the metrics' 64 = 336 HTTP connections, and the
+// server's own descriptors); accepting backs off instead of spinning, and
+// what is open goes on.
+TEST_F(AttackConnectionsTest, AtTheFileLimitAcceptBacksOffAndWhatIsOpenGoesOn) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(
+      {"--fd_reserve=0"}, {"/usr/bin/prlimit", "--nofile=400:400"}));
   ASSERT_TRUE(server_.proc().WaitForLine("file descriptors: at most 400 ",
                                          absl::Seconds(5)));
   ExpectServing(ValidVin(1));  // gRPC's connection, and libcurl's to vPIC
@@ -158,6 +213,8 @@ TEST_F(AttackConnectionsTest, AtTheFileLimitAcceptBacksOffAndWhatIsOpenGoesOn) {
   ASSERT_GE(keep, 0);
   EXPECT_EQ(GetOn(keep, server_.http_port(), ValidVin(1)), 200);
 
+  Flood scrapers;  // the metrics port's 64, held
+  Open(server_.metrics_port(), &scrapers, 10);
   Flood flood;
   Open(server_.http_port(), &flood);
   EXPECT_EQ(flood.failed, 0)

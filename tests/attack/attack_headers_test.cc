@@ -184,6 +184,16 @@ TEST_F(AttackHeadersTest, AForeignHostOnALoopbackListenerIs421) {
                                  "\r\nConnection: close\r\n\r\n"));
     EXPECT_EQ(RawStatus(ok), 200) << host << ": " << ok;
   }
+  // Two Hosts, an allowed one first: a proxy routing on the second would
+  // see another site than the one checked. 400, closed, nothing sent.
+  const int sent_before = fake_->TotalRequests();
+  const std::string twice = RawExchange(
+      server_.http_port(),
+      absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+                   "Host: rebind.evil.example\r\n\r\n"));
+  EXPECT_EQ(RawStatus(twice), 400) << twice;
+  EXPECT_THAT(twice, HasSubstr("this has several"));
+  EXPECT_EQ(fake_->TotalRequests(), sent_before);
 }
 
 TEST_F(AttackHeadersTest, TheAllowedHostsAreTheOperatorsWhenNamed) {

@@ -113,6 +113,12 @@ TEST(RedisUrl, RedactedShowsEverythingButThePassword) {
       {"rediss://:s3cret@h", "rediss://:***@h"},
       {"redis://u:a@b@h:2", "redis://u:***@h:2"},
       {"redis://u:p%40w@h/0?x", "redis://u:***@h/0?x"},
+      // A password with an unescaped '/', '?' or '#' (base64): still
+      // masked, the URL failing to parse or not.
+      {"redis://:pa/ss@h", "redis://:***@h"},
+      {"redis://u:a+b/c=@h:1/0", "redis://u:***@h:1/0"},
+      {"redis://:p?q@h", "redis://:***@h"},
+      {"rediss://:p#q@h", "rediss://:***@h"},
       // Not a URL at all: whatever comes before an '@' may be secret.
       {"u:s3cret@h", "***@h"},
       {"", ""},

@@ -111,6 +111,12 @@ TEST(FleetTrust, CachedResultsWithoutASecretAreCheckedLikeDiskRows) {
           {"decoded longer ago than --cache_ttl",
            ResultBytes(kHonda, "HONDA", 2003, kNow - absl::Hours(25)), k0,
            Rejection::kResultExpired},
+          {"decoded in the future",
+           ResultBytes(kHonda, "HONDA", 2003, kNow + absl::Hours(25)), k0,
+           Rejection::kResultFuture},
+          {"decoded a little ahead of this clock (skew)",
+           ResultBytes(kHonda, "HONDA", 2003, kNow + absl::Seconds(20)), k0,
+           ok},
           {"a key that is no fleet key", honda, "K|0",
            Rejection::kResultWrongKey},
       });
@@ -231,6 +237,11 @@ TEST(FleetTrust, EventsWithoutASecretMustParseAndNameTheirKeysVin) {
            Rejection::kEventWrongVin},
           {"a DONE of this VIN", EncodeEvent(Done(honda, honda)),
            absl::nullopt},
+          {"a DONE whose result is decoded in the future",
+           EncodeEvent(Done(ResultBytes(kHonda, "HONDA", 2003,
+                                        kNow + absl::Hours(25)),
+                            honda)),
+           Rejection::kEventStale},
       });
   // Believed, but cut to this replica's limits: a 10-year cool-down is two
   // minutes here.

@@ -100,6 +100,10 @@ TEST(RedisFlags, BadCombinationsAreUsageErrorsNamingTheProblem) {
             "need a rediss:// --redis_url"},
            {{"--redis_url=rediss://127.0.0.1:1", "--redis_tls_ca_file=" + file},
             "cannot use --redis_tls_ca_file"},
+           // A device that never ends: refused by name, never read.
+           {{"--redis_url=rediss://127.0.0.1:1",
+             "--redis_tls_ca_file=/dev/zero"},
+            "--redis_tls_ca_file file /dev/zero is not a regular file"},
            {{"--redis_url=rediss://127.0.0.1:1",
              "--redis_tls_cert_file=" + file},
             "go together"},

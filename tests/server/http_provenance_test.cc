@@ -15,6 +15,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "snapshot/test_snapshot.h"
 #include "testing/vin_gen.h"
@@ -23,6 +25,7 @@
 namespace server {
 namespace {
 
+using ::testing::HasSubstr;
 using testing_http::Fixture;
 using testing_http::HttpGatewayTest;
 using testing_http::Json;
@@ -163,6 +166,49 @@ TEST_F(HttpGatewayTest, ABodyThatDoesNotArriveInTimeIs408) {
   EXPECT_TRUE(absl::StrContains(answer, "the request body did not arrive within 300ms"))
       << answer;
   EXPECT_EQ(server_->engine().Stats().waiters, 0u);
+  EXPECT_EQ(fake_->TotalRequests(), 0);
+}
+
+// /v1/decode:batch whose body stops arriving, or stops being valid HTTP:
+// the lines read are answered, and the stream's last line says that the
+// rest was not read (a stream that just ended would look whole).
+TEST_F(HttpGatewayTest, AStreamWhoseBodyIsCutShortEndsWithAnErrorLine) {
+  ServerOptions o = Defaults();
+  o.http.body_timeout = absl::Milliseconds(300);
+  StartHttp(o);
+  const std::string head =
+      "POST /v1/decode:batch HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n";
+  const std::string lines = "{\"vin\":\"BAD1\"}\n{\"vin\":\"BAD2\"}\n";
+  const std::string chunk =
+      absl::StrCat(absl::Hex(lines.size()), "\r\n", lines, "\r\n");
+  struct Case {
+    std::string name, after, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"stalled", "", "\"code\":408"},
+           {"a bad chunk", "zz\r\nnot hex\r\n", "\"code\":400"},
+       }) {
+    const std::string answer =
+        RawExchange(port_, head + chunk + c.after, absl::Seconds(10));
+    EXPECT_EQ(RawStatus(answer), 200) << c.name << ": " << answer;
+    std::vector<std::string> events;
+    for (absl::string_view l : absl::StrSplit(answer, '\n')) {
+      if (absl::StartsWith(l, "{")) events.emplace_back(l);
+    }
+    ASSERT_FALSE(events.empty()) << c.name << ": " << answer;
+    int failed = 0;
+    for (const std::string& e : events) {
+      failed += absl::StrContains(e, "INVALID_VIN") ? 1 : 0;
+    }
+    EXPECT_EQ(failed, 2) << c.name << ": both lines read are answered";
+    EXPECT_THAT(events.back(), HasSubstr(c.says)) << c.name;
+    EXPECT_THAT(events.back(),
+                HasSubstr("the 2 lines read before are answered above, the "
+                          "rest of the body was not read"))
+        << c.name;
+    EXPECT_TRUE(absl::EndsWith(answer, "0\r\n\r\n")) << c.name << ": " << answer;
+  }
   EXPECT_EQ(fake_->TotalRequests(), 0);
 }
 

@@ -216,5 +216,37 @@ TEST_F(TlsFilesTest, WhatDoesNotMakeAPairIsRefusedNamingTheFlag) {
   }
 }
 
+TEST(FitConnectionsToFiles, TheGatewayLeavesAReserveForGrpcAndVpic) {
+  // A million descriptors (systemd's usual hard limit): 4,096 fits.
+  ConnectionBudget b = FitConnectionsToFiles(1 << 20, -1, 4096, 64);
+  EXPECT_EQ(b.http_max_connections, 4096);
+  EXPECT_FALSE(b.lowered);
+  EXPECT_EQ(b.reserve, (1 << 20) / 4);
+  // Debian's usual 1,024: a quarter kept, the metrics' 64, the rest HTTP.
+  b = FitConnectionsToFiles(1024, -1, 4096, 64);
+  EXPECT_EQ(b.reserve, 256);
+  EXPECT_EQ(b.http_max_connections, 1024 - 256 - 64);
+  EXPECT_TRUE(b.lowered);
+  // 400: the reserve's floor of 128.
+  b = FitConnectionsToFiles(400, -1, 4096, 64);
+  EXPECT_EQ(b.reserve, 128);
+  EXPECT_EQ(b.http_max_connections, 400 - 128 - 64);
+  // The operator's reserve, 0 included.
+  EXPECT_EQ(FitConnectionsToFiles(400, 0, 4096, 64).http_max_connections,
+            336);
+  EXPECT_EQ(FitConnectionsToFiles(400, 300, 4096, 64).http_max_connections,
+            36);
+  // A cap that fits stays as asked.
+  b = FitConnectionsToFiles(1024, -1, 100, 64);
+  EXPECT_EQ(b.http_max_connections, 100);
+  EXPECT_FALSE(b.lowered);
+  // Never below one; unknown or unlimited limits fit anything.
+  EXPECT_EQ(FitConnectionsToFiles(100, -1, 4096, 64).http_max_connections, 1);
+  EXPECT_EQ(FitConnectionsToFiles(0, -1, 4096, 64).http_max_connections, 4096);
+  EXPECT_EQ(FitConnectionsToFiles(int64_t{1} << 40, -1, 4096, 64)
+                .http_max_connections,
+            4096);
+}
+
 }  // namespace
 }  // namespace server

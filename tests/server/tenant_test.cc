@@ -78,6 +78,13 @@ TEST(TrustedProxies, AddressesAndBlocks) {
   EXPECT_EQ(TrustedProxies::AddressOfGrpcPeer("ipv4:127.0.0.1:5000"),
             "127.0.0.1");
   EXPECT_EQ(TrustedProxies::AddressOfGrpcPeer("ipv6:[::1]:5000"), "::1");
+  // As gRPC 1.47 and later write it (a URI, brackets percent-encoded).
+  EXPECT_EQ(TrustedProxies::AddressOfGrpcPeer("ipv6:%5B::1%5D:5000"), "::1");
+  EXPECT_EQ(TrustedProxies::AddressOfGrpcPeer("ipv6:%5b::ffff:127.0.0.1%5d:5"),
+            "::ffff:127.0.0.1");
+  EXPECT_TRUE(TrustedProxies::Parse(TrustedProxies::kLoopback)
+                  ->Trusts(TrustedProxies::AddressOfGrpcPeer(
+                      "ipv6:%5B::1%5D:5000")));
   EXPECT_EQ(TrustedProxies::AddressOfGrpcPeer("unix:/tmp/s"), "");
 }
 
