@@ -2,8 +2,10 @@
 
 #include <grpc/grpc_security_constants.h>
 #include <grpcpp/security/auth_context.h>
+#include <openssl/sha.h>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "util/utf8.h"
@@ -80,11 +82,21 @@ absl::StatusOr<std::vector<Entry>> SplitEntries(absl::string_view spec,
 }  // namespace
 
 std::string TenantFromHeader(absl::string_view value) {
-  const std::string safe = util::SafeText(absl::StripAsciiWhitespace(value),
-                                          domain::kMaxTenantBytes);
+  const std::string safe =
+      util::SafeText(absl::StripAsciiWhitespace(value), value.size() * 3);
   const absl::string_view trimmed = absl::StripAsciiWhitespace(safe);
   if (trimmed.empty()) return std::string(domain::kDefaultTenant);
-  return std::string(trimmed);
+  if (trimmed.size() <= domain::kMaxTenantBytes) return std::string(trimmed);
+  // Longer: its start, and a digest of the whole, so that two long names
+  // (certificate subjects) that start alike stay two tenants.
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(trimmed.data()),
+         trimmed.size(), digest);
+  const std::string tag = absl::StrCat(
+      "~", absl::BytesToHexString(absl::string_view(
+               reinterpret_cast<const char*>(digest), kTenantDigestBytes)));
+  return absl::StrCat(
+      util::SafeText(trimmed, domain::kMaxTenantBytes - tag.size()), tag);
 }
 
 std::string TenantPolicy::Resolve(
@@ -136,7 +148,7 @@ absl::StatusOr<std::vector<std::string>> ParseTenantList(
           flag, ": \"", e.name, e.rest,
           "\" is not a tenant name (quote a name with commas: \"CN=a,O=b\")"));
     }
-    out.push_back(std::move(e.name));
+    out.push_back(TenantFromHeader(e.name));  // as a request's would be
   }
   return out;
 }
@@ -158,7 +170,7 @@ absl::StatusOr<absl::flat_hash_map<std::string, double>> ParseTenantWeights(
           kMaxTenantWeight,
           " (e.g. acme:2,beta:1; quote a name with commas: \"CN=a,O=b\":2)"));
     }
-    out[std::move(e.name)] = w;
+    out[TenantFromHeader(e.name)] = w;  // as a request's would be
   }
   return out;
 }

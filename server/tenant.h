@@ -35,7 +35,13 @@ namespace server {
 inline constexpr absl::string_view kDefaultTenantHeader = "x-vin-tenant";
 
 // The tenant a header value or certificate subject names: made safe
-// (valid UTF-8, no controls), trimmed and cut; "default" for none or blank.
+// (valid UTF-8, no controls), trimmed; "default" for none or blank. One
+// longer than domain::kMaxTenantBytes is its start cut on a character
+// boundary, "~" and the hex of kTenantDigestBytes of its SHA-256, in
+// kMaxTenantBytes: two long names that start alike stay two tenants. The
+// names of --tenant_weights and --interactive_tenants go through it too,
+// so that a long subject written there matches its requests.
+inline constexpr size_t kTenantDigestBytes = 8;
 std::string TenantFromHeader(absl::string_view value);
 
 struct TenantPolicy {

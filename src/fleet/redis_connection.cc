@@ -49,7 +49,7 @@ RedisConnection::RedisConnection(loop::EventLoop* loop, Settings settings,
       settings_(std::move(settings)),
       handlers_(std::move(handlers)),
       stream_(std::move(stream)),
-      reader_(redisReaderCreate()),
+      reader_(CreateBoundedReader(&budget_)),
       started_(loop->clock()->Now()) {}
 
 RedisConnection::~RedisConnection() {
@@ -198,11 +198,15 @@ bool RedisConnection::ReadAll() {
     while (!closed_) {
       void* raw = nullptr;
       if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
-        Fail(absl::DataLossError(absl::StrCat(
-            "redis's answer does not parse as RESP: ", reader_->errstr)));
+        Fail(absl::DataLossError(
+            budget_.exceeded
+                ? absl::StrCat("redis sent ", budget_.Describe(), ": dropped")
+                : absl::StrCat("redis's answer does not parse as RESP: ",
+                               reader_->errstr)));
         return false;
       }
       if (raw == nullptr) break;
+      budget_ = ReplyBudget{};  // the next reply's
       auto* reply = static_cast<redisReply*>(raw);
       Reply r = ReplyOf(reply);
       freeReplyObject(reply);

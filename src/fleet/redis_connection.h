@@ -12,8 +12,8 @@
 // refuses is PERMISSION_DENIED (AUTH, or a command the ACL user may not
 // run) or UNAUTHENTICATED (Redis wants credentials it was not given); a
 // TLS handshake that fails is FAILED_PRECONDITION (fleet/redis_stream.h);
-// a reply that does not parse, or one larger than kMaxBufferedReply, is
-// DATA_LOSS; the rest (refused, reset, closed) UNAVAILABLE. RedisClient
+// a reply that does not parse, or one larger than kMaxBufferedReply (bytes
+// not yet parsed) or than fleet/bounded_reader.h's bounds, is DATA_LOSS; the rest (refused, reset, closed) UNAVAILABLE. RedisClient
 // makes a new one.
 //
 // Loop thread only. Callbacks and handlers run inside the loop's I/O
@@ -30,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "fleet/bounded_reader.h"
 #include "fleet/redis_stream.h"
 #include "fleet/redis_tls.h"
 #include "fleet/redis_url.h"
@@ -117,6 +118,8 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   const Settings settings_;
   const Handlers handlers_;
   const std::unique_ptr<RedisStream> stream_;
+  // The reply being parsed (before reader_, which counts into it).
+  ReplyBudget budget_;
   redisReader* const reader_;
   const absl::Time started_;
   std::string out_;  // RESP not yet written

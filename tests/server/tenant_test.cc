@@ -2,9 +2,11 @@
 // --tenant_weights, and the bound on tenants named in metrics.
 #include "server/tenant.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/metrics.h"
+#include "util/utf8.h"
 
 namespace server {
 namespace {
@@ -16,6 +18,8 @@ TEST(Tenant, AHeaderNamesItTrimmedAndCutAndBlankIsDefault) {
   EXPECT_EQ(TenantFromHeader(""), "default");
   EXPECT_EQ(TenantFromHeader("   "), "default");
   EXPECT_EQ(TenantFromHeader(std::string(500, 'x')).size(), domain::kMaxTenantBytes);
+  EXPECT_EQ(TenantFromHeader(std::string(128, 'x')), std::string(128, 'x'))
+      << "a name that fits stays as it is";
 }
 
 TEST(Tenant, UnspecifiedPriorityIsTheCallsDefault) {
@@ -49,9 +53,31 @@ TEST(Tenant, WhatReachesALabelIsValidUtf8CutOnACharacter) {
   EXPECT_EQ(TenantFromHeader("a\nb"),
             "a\xef\xbf\xbd"
             "b");
-  const std::string cut = TenantFromHeader(std::string(127, 'a') + "\xc3\xa9");
-  EXPECT_EQ(cut, std::string(127, 'a'))
+  // 132 bytes: the start kept is 111 bytes, where the 2-byte character
+  // at 110 does not fit whole; then "~" and 16 hex digits.
+  const std::string cut = TenantFromHeader(std::string(110, 'a') +
+                                           "\xc3\xa9" + std::string(20, 'b'));
+  EXPECT_EQ(cut.substr(0, 111), std::string(110, 'a') + "~")
       << "the character that did not fit is left out";
+  EXPECT_EQ(cut.size(), 110u + 1 + 2 * kTenantDigestBytes);
+  EXPECT_TRUE(util::IsValidUtf8(cut));
+}
+
+TEST(Tenant, LongNamesThatStartAlikeStayTwoAndMatchTheirConfiguration) {
+  // Certificate subjects of 200 bytes that differ only at the end.
+  const std::string a = "CN=" + std::string(190, 's') + ",O=Alpha";
+  const std::string b = "CN=" + std::string(190, 's') + ",O=Beta";
+  const std::string ta = TenantFromHeader(a), tb = TenantFromHeader(b);
+  EXPECT_NE(ta, tb);
+  EXPECT_EQ(ta.size(), domain::kMaxTenantBytes);
+  EXPECT_EQ(ta, TenantFromHeader(a)) << "the same name, the same tenant";
+  auto w = ParseTenantWeights(absl::StrCat("\"", a, "\":3"));
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->count(ta), 1u) << "the configured name is the request's";
+  auto list = ParseTenantList(absl::StrCat("\"", b, "\",web"), "--x");
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->front(), tb);
+  EXPECT_EQ(list->back(), "web");
 }
 
 TEST(TrustedProxies, AddressesAndBlocks) {
