@@ -115,6 +115,21 @@ class AttackConnectionsTest : public AttackTest {
     EXPECT_EQ(resp.result().vin(), vin);
   }
 
+  // Waits (scraping, up to 60 s) until the gateway holds `open`
+  // connections and has refused `refused`; fails the test otherwise.
+  void ExpectHeldAndRefused(double open, double refused) {
+    double now_open = 0, now_refused = 0;
+    const absl::Time give_up = absl::Now() + absl::Seconds(60);
+    do {
+      const auto s = Scrape();
+      now_open = testing_util::Sum(s, "vin_http_connections_open");
+      now_refused = testing_util::Sum(s, "vin_http_connections_refused_total");
+    } while ((now_open != open || now_refused != refused) &&
+             absl::Now() < give_up);
+    ASSERT_EQ(now_open, open);
+    ASSERT_EQ(now_refused, refused);
+  }
+
   void ExpectServing(const std::string& vin) {
     vin::v1::DecodeRequest req;
     req.set_vin(vin);
@@ -132,15 +147,7 @@ TEST_F(AttackConnectionsTest, TheGlobalCapRefusesTheRestAtOnce) {
   Open(server_.http_port(), &flood);
   ASSERT_EQ(flood.failed, 0);
   // Every connection is accepted: 1,000 held, 1,600 refused at once.
-  double open = 0, refused = 0;
-  const absl::Time give_up = absl::Now() + absl::Seconds(60);
-  do {
-    const auto s = Scrape();
-    open = testing_util::Sum(s, "vin_http_connections_open");
-    refused = testing_util::Sum(s, "vin_http_connections_refused_total");
-  } while ((open != 1000 || refused != 1600) && absl::Now() < give_up);
-  ASSERT_EQ(open, 1000);
-  ASSERT_EQ(refused, 1600);
+  ASSERT_NO_FATAL_FAILURE(ExpectHeldAndRefused(1000, 1600));
 
   const double cpu = CpuShare(absl::Seconds(2));
   EXPECT_LT(cpu, 0.5) << "the server used " << cpu
@@ -182,15 +189,7 @@ TEST_F(AttackConnectionsTest, AtALowFileLimitTheCapLeavesRoomForNewGrpcCalls) {
   Flood flood;
   Open(server_.http_port(), &flood);
   ASSERT_EQ(flood.failed, 0);
-  double open = 0, refused = 0;
-  const absl::Time give_up = absl::Now() + absl::Seconds(60);
-  do {
-    const auto s = Scrape();
-    open = testing_util::Sum(s, "vin_http_connections_open");
-    refused = testing_util::Sum(s, "vin_http_connections_refused_total");
-  } while ((open != 208 || refused != 2600 - 208) && absl::Now() < give_up);
-  ASSERT_EQ(open, 208);
-  ASSERT_EQ(refused, 2600 - 208);
+  ASSERT_NO_FATAL_FAILURE(ExpectHeldAndRefused(208, 2600 - 208));
   ExpectNewGrpcConnectionServes(ValidVin(4));
   EXPECT_EQ(testing_util::Sum(Scrape(), "vin_http_accept_errors_total"), 0)
       << "the file limit was never reached";
