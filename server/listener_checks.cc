@@ -103,6 +103,7 @@ ConnectionBudget FitConnectionsToFiles(int64_t file_limit, int64_t reserve_flag,
   ConnectionBudget b;
   b.http_max_connections = http_max_connections;
   if (file_limit <= 0 || file_limit > INT32_MAX) return b;
+  b.limited = true;
   b.reserve = reserve_flag >= 0 ? reserve_flag
                                 : std::max<int64_t>(128, file_limit / 4);
   const int64_t room = file_limit - b.reserve - metrics_connections;

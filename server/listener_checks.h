@@ -48,6 +48,7 @@ struct ConnectionBudget {
   int http_max_connections = 0;  // what the gateway may hold
   int64_t reserve = 0;           // descriptors kept out of its reach
   bool lowered = false;          // less than --http_max_connections asked
+  bool limited = false;          // the file limit is known (and fits an int)
 };
 // `reserve_flag` < 0: the default, a quarter of the limit and at least 128.
 // A `file_limit` of 0 (unknown) or over INT32_MAX fits anything.

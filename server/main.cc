@@ -197,6 +197,12 @@ int main(int argc, char** argv) {
   absl::StatusOr<server::ServerOptions> options = server::OptionsFromFlags();
   if (!options.ok()) return UsageError(std::string(options.status().message()));
 
+  if (absl::GetFlag(FLAGS_fd_reserve) < -1) {
+    return UsageError(absl::StrCat(
+        "--fd_reserve must be -1 (a quarter of the file limit) or at least 0, "
+        "got ",
+        absl::GetFlag(FLAGS_fd_reserve)));
+  }
   const std::pair<rlim_t, rlim_t> files = RaiseFileLimit();
   // Rule 19: the gateway may not be what exhausts the descriptors (gRPC
   // 1.51 stops accepting for good after a failed accept).
@@ -224,7 +230,7 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   LogStarted(*options, **server, files);
-  if ((*server)->http_port() != 0) {
+  if ((*server)->http_port() != 0 && budget.limited) {
     Info(absl::StrFormat(
       "HTTP connections: at most %d%s (%d file descriptors kept for gRPC, "
       "vPIC, Redis and files; --fd_reserve)",
@@ -236,9 +242,10 @@ int main(int argc, char** argv) {
       budget.reserve));
   }
 
-  // SIGHUP reloads run on the reloader's threads, never on this one: this
-  // thread only waits for signals, so SIGTERM is obeyed whatever a reload
-  // is doing.
+  // SIGHUP reloads run on the reloaders' threads, never on this one: this
+  // thread only waits for signals, so SIGTERM is obeyed whatever a
+  // snapshot reload is doing (it is abandoned), and after a certificate
+  // reload, which reads bounded regular files only (util/read_file.h).
   server::VinServer& vin = **server;
   snapshot::SnapshotReloader reloader(
       vin.SnapshotLoader(),

@@ -79,6 +79,16 @@ absl::StatusOr<std::vector<Entry>> SplitEntries(absl::string_view spec,
   return out;
 }
 
+// Whether `name` ends as a digested name does: "~" and the hex digits.
+bool LooksDigested(absl::string_view name) {
+  const size_t hex = 2 * kTenantDigestBytes;
+  if (name.size() < hex + 1 || name[name.size() - hex - 1] != '~') return false;
+  for (char c : name.substr(name.size() - hex)) {
+    if (!absl::ascii_isdigit(c) && !(c >= 'a' && c <= 'f')) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string TenantFromHeader(absl::string_view value) {
@@ -86,9 +96,13 @@ std::string TenantFromHeader(absl::string_view value) {
       util::SafeText(absl::StripAsciiWhitespace(value), value.size() * 3);
   const absl::string_view trimmed = absl::StripAsciiWhitespace(safe);
   if (trimmed.empty()) return std::string(domain::kDefaultTenant);
-  if (trimmed.size() <= domain::kMaxTenantBytes) return std::string(trimmed);
+  if (trimmed.size() <= domain::kMaxTenantBytes && !LooksDigested(trimmed)) {
+    return std::string(trimmed);
+  }
   // Longer: its start, and a digest of the whole, so that two long names
-  // (certificate subjects) that start alike stay two tenants.
+  // (certificate subjects) that start alike stay two tenants. (A short
+  // name that looks like one is digested too: it cannot pass for the
+  // digested form of a long name configured.)
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(trimmed.data()),
          trimmed.size(), digest);

@@ -6,8 +6,8 @@
 // last value of the tenant header (--tenant_header, default x-vin-tenant;
 // the HTTP gateway reads the same header): the value the proxy nearest us
 // set, not one its client sent before it; else "default". A tenant is
-// valid UTF-8 without control characters, trimmed and cut to
-// domain::kMaxTenantBytes on a character boundary.
+// valid UTF-8 without control characters, trimmed, and at most
+// domain::kMaxTenantBytes (a longer one is its start and a digest, below).
 //
 // Priority: a caller may always ask for bulk. Interactive is honoured for
 // a single decode, and for a stream or list of VINs only from tenants in

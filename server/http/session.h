@@ -322,6 +322,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string line_;         // the current line, so far
   size_t line_skipped_ = 0;  // > 0: the current line is too long
   bool reading_ = false, input_done_ = false;
+  uint64_t body_reads_ = 0;  // reads of the body so far (their timers')
   std::string cut_short_;  // the last line when the body was not read whole
   std::deque<Line> lines_;
   bool writing_ = false, stream_gone_ = false, stream_done_ = false;

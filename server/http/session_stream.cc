@@ -115,8 +115,11 @@ void Session::ReadStreamBody() {
   stream_.tcp().expires_never();
   timer_.expires_after(std::chrono::nanoseconds(
       absl::ToInt64Nanoseconds(options().body_timeout)));
-  timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (ec || !self->reading_) return;
+  // (A timer that expired as its read completed may still run after the
+  // cancel: it acts only for the read it was set for.)
+  const uint64_t read = ++body_reads_;
+  timer_.async_wait([self = shared_from_this(), read](beast::error_code ec) {
+    if (ec || !self->reading_ || read != self->body_reads_) return;
     self->StopReading(
         408, "REQUEST_TIMEOUT",
         absl::StrCat("the body stalled: nothing for ",
@@ -132,13 +135,16 @@ void Session::ReadStreamBody() {
 void Session::OnStreamBody(beast::error_code ec) {
   reading_ = false;
   timer_.cancel();
-  if (stream_gone_ || stream_done_ || input_done_) return;
+  if (stream_gone_ || stream_done_) return;
   if (ec == bhttp::error::need_buffer) ec = {};  // the piece is full
   if (ec == bhttp::error::end_of_stream || ec == net::error::eof ||
       ec == net::error::connection_reset || ec == net::error::broken_pipe ||
       ec == net::error::operation_aborted) {
     return StreamGone();  // the client went before its body ended
   }
+  // Reading stopped (the body stalled) while this read was out: what it
+  // read is not used; the client is watched for leaving.
+  if (input_done_) return WatchClient();
   if (ec) {
     // The body cannot be read further (a bad chunk): the items read are
     // answered, then the stream ends.
@@ -164,9 +170,11 @@ void Session::StopReading(int status, absl::string_view reason,
   cut_short_ = ErrorBody(
       status, reason,
       absl::StrCat(why, "; the ", next_index_,
-                   " lines read before are answered above, the rest of the "
+                   " items read before are answered above, the rest of the "
                    "body was not read"));
   cut_short_ += '\n';
+  // A client that leaves now is seen (a read still out sees it itself).
+  if (!reading_) WatchClient();
   Pump();
 }
 

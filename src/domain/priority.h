@@ -25,7 +25,8 @@ inline Priority MoreUrgent(Priority a, Priority b) {
 
 // The tenant of a caller that names none.
 inline constexpr absl::string_view kDefaultTenant = "default";
-// A tenant name longer than this is cut (it comes from a header).
+// A tenant name is at most this long (a longer one is its start and a
+// digest of the whole: server/tenant.h).
 inline constexpr size_t kMaxTenantBytes = 128;
 
 }  // namespace domain

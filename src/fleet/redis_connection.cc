@@ -199,7 +199,7 @@ bool RedisConnection::ReadAll() {
       void* raw = nullptr;
       if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
         Fail(absl::DataLossError(
-            budget_.exceeded
+            budget_.exceeded || budget_.malformed
                 ? absl::StrCat("redis sent ", budget_.Describe(), ": dropped")
                 : absl::StrCat("redis's answer does not parse as RESP: ",
                                reader_->errstr)));

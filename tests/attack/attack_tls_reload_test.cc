@@ -221,6 +221,10 @@ TEST_F(AttackTlsReloadTest, AKeySwappedForAFifoIsRefusedAndSigtermIsObeyed) {
   ASSERT_EQ(::unlink(key_.c_str()), 0);
   ASSERT_EQ(::symlink("/dev/zero", key_.c_str()), 0);
   p.Signal(SIGHUP);
+  // (The second refusal: the FIFO was the first.)
+  ASSERT_TRUE(p.WaitForLines(
+      "TLS certificate reload failed.*listener=http.*not a regular file", 2,
+      absl::Now() + absl::Seconds(20)));
   p.Signal(SIGTERM);
   const absl::optional<int> status = p.Wait(absl::Seconds(20));
   ASSERT_TRUE(status.has_value()) << "SIGTERM was not obeyed";

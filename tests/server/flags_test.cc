@@ -195,6 +195,10 @@ TEST(HttpGatewayFlags, BadValuesAreClearErrors) {
            {{"--http_listen=8080"}, "--http_listen must be host:port, got \"8080\"", 2},
            {{"--http_listen=localhost:0"},
             "--http_listen: \"localhost\" is not an IP address", 2},
+           {{"--http_listen=127.0.0.1:0", "--fd_reserve=-2"},
+            "--fd_reserve must be -1 (a quarter of the file limit) or at least "
+            "0, got -2",
+            2},
        }) {
     auto [status, line] = RunServer(c.flags);
     EXPECT_EQ(status, c.exit) << absl::StrJoin(c.flags, " ");

@@ -204,7 +204,7 @@ TEST_F(HttpGatewayTest, AStreamWhoseBodyIsCutShortEndsWithAnErrorLine) {
     EXPECT_EQ(failed, 2) << c.name << ": both lines read are answered";
     EXPECT_THAT(events.back(), HasSubstr(c.says)) << c.name;
     EXPECT_THAT(events.back(),
-                HasSubstr("the 2 lines read before are answered above, the "
+                HasSubstr("the 2 items read before are answered above, the "
                           "rest of the body was not read"))
         << c.name;
     EXPECT_TRUE(absl::EndsWith(answer, "0\r\n\r\n")) << c.name << ": " << answer;

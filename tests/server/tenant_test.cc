@@ -78,6 +78,11 @@ TEST(Tenant, LongNamesThatStartAlikeStayTwoAndMatchTheirConfiguration) {
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(list->front(), tb);
   EXPECT_EQ(list->back(), "web");
+  // A header that spells the digested form of the configured name is not
+  // it: it is digested itself.
+  EXPECT_NE(TenantFromHeader(ta), ta);
+  EXPECT_NE(TenantFromHeader("acme~0123456789abcdef"), "acme~0123456789abcdef");
+  EXPECT_EQ(TenantFromHeader("acme~0123"), "acme~0123") << "no digest's shape";
 }
 
 TEST(TrustedProxies, AddressesAndBlocks) {
