@@ -139,13 +139,16 @@ Admission Engine::Submit(const DecodeRequest& request,
                                std::string(valid.status().message()), false});
   }
   // Rule 19: a hint the VIN's position 10 cannot mean is refused here, so
-  // that it is never a cache key nor an upstream request.
-  if (absl::Status year = vin::CheckModelYearHint(
-          valid->vin, request.model_year, domain::kMinModelYear,
-          domain::LastModelYear(absl::Now()));
-      !year.ok()) {
-    return Admission::Refused(domain::FailureOf(
-        FailureReason::kInvalidRequest, std::string(year.message())));
+  // that it is never a cache key nor an upstream request. (No hint, no
+  // calendar: the hot path reads no clock for it.)
+  if (request.model_year != 0) {
+    if (absl::Status year = vin::CheckModelYearHint(
+            valid->vin, request.model_year, domain::kMinModelYear,
+            domain::LastModelYear(absl::Now()));
+        !year.ok()) {
+      return Admission::Refused(domain::FailureOf(
+          FailureReason::kInvalidRequest, std::string(year.message())));
+    }
   }
   const SourcePreference source = Resolve(request.source_preference);
   if (source == SourcePreference::kSnapshotOnly &&
