@@ -3,12 +3,14 @@
 #include <arpa/inet.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <sys/socket.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -90,25 +92,86 @@ std::string TlsErrors(const std::string& none) {
   return errors.empty() ? none : absl::StrJoin(errors, "; ");
 }
 
+namespace {
+
+using BioPtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
+BioPtr MemoryBio(const std::string& pem) {
+  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())),
+                &BIO_free);
+}
+
+// Every certificate of `pem` as a CA to verify Redis with; false when
+// there is none or one does not parse.
+bool AddCaCertificates(SSL_CTX* ctx, const std::string& pem) {
+  BioPtr bio = MemoryBio(pem);
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+  int added = 0;
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    const bool ok = X509_STORE_add_cert(store, cert) == 1;
+    X509_free(cert);
+    if (!ok) return false;
+    ++added;
+  }
+  // The loop ends at the end of the PEM (expected) or at a bad block.
+  const unsigned long last = ERR_peek_last_error();
+  if (added > 0 && ERR_GET_REASON(last) == PEM_R_NO_START_LINE) {
+    ERR_clear_error();
+  }
+  return added > 0 && ERR_peek_error() == 0;
+}
+
+// The leaf, then the rest of the chain, as SSL_CTX_use_certificate_chain_file.
+bool UseCertificateChain(SSL_CTX* ctx, const std::string& pem) {
+  BioPtr bio = MemoryBio(pem);
+  X509* leaf = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
+  if (leaf == nullptr) return false;
+  const bool used = SSL_CTX_use_certificate(ctx, leaf) == 1;
+  X509_free(leaf);
+  if (!used) return false;
+  while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    if (SSL_CTX_add0_chain_cert(ctx, ca) != 1) {  // takes `ca` when it works
+      X509_free(ca);
+      return false;
+    }
+  }
+  if (ERR_GET_REASON(ERR_peek_last_error()) == PEM_R_NO_START_LINE) {
+    ERR_clear_error();
+  }
+  return ERR_peek_error() == 0;
+}
+
+bool UsePrivateKey(SSL_CTX* ctx, const std::string& pem) {
+  BioPtr bio = MemoryBio(pem);
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+  if (key == nullptr) return false;
+  const bool used = SSL_CTX_use_PrivateKey(ctx, key) == 1;
+  EVP_PKEY_free(key);
+  return used;
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<const RedisTls>> RedisTls::Create(
     const RedisTlsOptions& o) {
   if (o.cert_file.empty() != o.key_file.empty()) {
     return absl::InvalidArgumentError(
         "--redis_tls_cert_file and --redis_tls_key_file go together");
   }
-  // Each file checked as any input first (a regular file of at most 1 MiB:
-  // a FIFO would hang the start, a device never end); OpenSSL then reads
-  // the path at once.
-  for (const auto& [path, flag] :
-       {std::pair<const std::string&, const char*>{o.ca_file,
-                                                    "--redis_tls_ca_file"},
-        {o.cert_file, "--redis_tls_cert_file"},
-        {o.key_file, "--redis_tls_key_file"}}) {
-    if (path.empty()) continue;
-    if (auto read = util::ReadSmallFile(path, flag); !read.ok()) {
-      return absl::InvalidArgumentError(read.status().message());
-    }
+  // Each file read once, as any input (a regular file of at most 1 MiB: a
+  // FIFO would hang the start, a device never end); OpenSSL parses the
+  // bytes read, never the path again.
+  std::string pem[3];
+  const std::pair<const std::string*, const char*> files[3] = {
+      {&o.ca_file, "--redis_tls_ca_file"},
+      {&o.cert_file, "--redis_tls_cert_file"},
+      {&o.key_file, "--redis_tls_key_file"}};
+  for (int i = 0; i < 3; ++i) {
+    if (files[i].first->empty()) continue;
+    auto read = util::ReadSmallFile(*files[i].first, files[i].second);
+    if (!read.ok()) return absl::InvalidArgumentError(read.status().message());
+    pem[i] = *std::move(read);
   }
+  const std::string &ca_pem = pem[0], &cert_pem = pem[1], &key_pem = pem[2];
   ERR_clear_error();
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   if (ctx == nullptr) {
@@ -121,7 +184,7 @@ absl::StatusOr<std::shared_ptr<const RedisTls>> RedisTls::Create(
   SSL_CTX_set_mode(
       ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (!o.ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(ctx, o.ca_file.c_str(), nullptr) != 1) {
+    if (!AddCaCertificates(ctx, ca_pem)) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot use --redis_tls_ca_file ", o.ca_file,
                        " as PEM certificates: ", TlsErrors()));
@@ -133,13 +196,12 @@ absl::StatusOr<std::shared_ptr<const RedisTls>> RedisTls::Create(
         TlsErrors()));
   }
   if (!o.cert_file.empty()) {
-    if (SSL_CTX_use_certificate_chain_file(ctx, o.cert_file.c_str()) != 1) {
+    if (!UseCertificateChain(ctx, cert_pem)) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot use --redis_tls_cert_file ", o.cert_file,
                        " as a PEM certificate chain: ", TlsErrors()));
     }
-    if (SSL_CTX_use_PrivateKey_file(ctx, o.key_file.c_str(),
-                                    SSL_FILETYPE_PEM) != 1) {
+    if (!UsePrivateKey(ctx, key_pem)) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot use --redis_tls_key_file ", o.key_file,
                        " as a PEM private key: ", TlsErrors()));
