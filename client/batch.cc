@@ -297,10 +297,17 @@ void BatchRun::Complete(int64_t index, Outcome outcome) {
 void BatchRun::NoteUnreachable(const Outcome& outcome) {
   std::string since;
   if (!outcome.done) {
-    since = domain::UnreachableSince(outcome.failure.message());
+    // The reason and the time, never the message's words.
+    if (outcome.failure.reason_detail() ==
+        domain::ErrorReasonName(domain::ErrorReason::kBreakerOpen)) {
+      since = domain::UtcSeconds(absl::FromUnixSeconds(
+          outcome.failure.upstream_unreachable_since().seconds()));
+    }
   } else {
     for (const auto& note : outcome.result.notes()) {
-      if (since.empty()) since = domain::UnreachableSince(note.message());
+      if (since.empty() && note.code() == domain::kUnreachableNote) {
+        since = note.message();
+      }
     }
     if (since.empty() && outcome.result.source() != vin::v1::SOURCE_VPIC) {
       return;  // a cache or snapshot answer says nothing of vPIC

@@ -188,7 +188,8 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
         engine::FailureReason::kInvalidRequest,
         absl::StrCat("request_id is ", id_sent.size(),
                      " bytes, over the limit of ", kMaxRequestIdBytes,
-                     " (echoed cut); the item was not decoded")));
+                     " (echoed cut); the item was not decoded"),
+        domain::ErrorReason::kFieldTooLong));
     return;
   }
   engine::DecodeRequest r =
@@ -349,14 +350,17 @@ absl::optional<grpc::Status> BatchCall::AdvanceLocked() {
   finished_ = true;
   if (cancelled_) return grpc::Status::CANCELLED;
   if (malformed_) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "a message of the stream is not a DecodeBatchRequest; "
-                        "the items before it were answered");
+    return ToGrpcStatus(
+        DetailsOf(grpc::StatusCode::INVALID_ARGUMENT,
+                  domain::ErrorReason::kMalformedRequest,
+                  "a message of the stream is not a DecodeBatchRequest; "
+                  "the items before it were answered"));
   }
   if (refusing_ && !read_done_) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        "the server is shutting down; items after the last "
-                        "one answered were not read");
+    return ToGrpcStatus(DetailsOf(
+        grpc::StatusCode::UNAVAILABLE, domain::ErrorReason::kShuttingDown,
+        "the server is shutting down; items after the last "
+        "one answered were not read"));
   }
   return grpc::Status::OK;
 }

@@ -23,6 +23,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
              vin::v1::DecodeResponse* response, const TenantPolicy& tenants)
       : engine_(engine),
         metrics_(metrics),
+        request_(request),
         response_(response),
         asked_(absl::Now()),
         peer_(context->peer()) {
@@ -51,7 +52,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
   void OnFailed(const engine::Failure& failure) override {
     CountFailed(metrics_, failure.reason, absl::Now() - asked_);
     HandOff();
-    Finish(ToGrpcStatus(failure));
+    Finish(ToGrpcStatus(failure, request_->vin()));
   }
 
   engine::CallerInfo Caller() const override { return {peer_, ""}; }
@@ -71,6 +72,8 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
  private:
   engine::Engine* const engine_;
   metrics::ServiceMetrics* const metrics_;
+  // Both gRPC's until OnDone.
+  const vin::v1::DecodeRequest* const request_;
   vin::v1::DecodeResponse* const response_;
   const absl::Time asked_;
   const std::string peer_;

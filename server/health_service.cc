@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/status_mapping.h"
+#include "util/utf8.h"
 
 namespace server {
 
@@ -81,8 +83,9 @@ class HealthService::WatchCall final
     }
     if (!ending_) return absl::nullopt;
     finished_ = true;
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        "the server is shutting down");
+    return ToGrpcStatus(DetailsOf(grpc::StatusCode::UNAVAILABLE,
+                                  domain::ErrorReason::kShuttingDown,
+                                  "the server is shutting down"));
   }
 
   HealthService* const health_;
@@ -140,9 +143,10 @@ grpc::ServerUnaryReactor* HealthService::Check(
   auto* reactor = context->DefaultReactor();
   const absl::optional<Status> status = StatusOf(request->service());
   if (!status) {
-    reactor->Finish(grpc::Status(
-        grpc::StatusCode::NOT_FOUND,
-        absl::StrCat("unknown service \"", request->service(), "\"")));
+    reactor->Finish(ToGrpcStatus(DetailsOf(
+        grpc::StatusCode::NOT_FOUND, domain::ErrorReason::kNotFound,
+        absl::StrCat("unknown service \"",
+                     util::SafeText(request->service(), 128), "\""))));
     return reactor;
   }
   response->set_status(*status);

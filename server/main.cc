@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -12,6 +13,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
@@ -19,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "fleet/redis_url.h"
+#include "server/env_flags.h"
 #include "server/flags.h"
 #include "server/listener_checks.h"
 #include "server/log.h"
@@ -173,7 +176,19 @@ int main(int argc, char** argv) {
   };
   usage.contains_help_flags = usage.contains_helpshort_flags;
   absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+  // VIN_<FLAG> variables first, so that the command line's flags win
+  // (--flagfile and --fromenv are abseil's own).
+  std::vector<std::string> env_flags =
+      server::FlagsFromEnvironment(environ, [](absl::string_view name) {
+        const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+        return flag != nullptr &&
+               absl::EndsWith(flag->Filename(), "server/flags.cc");
+      });
+  std::vector<char*> args = {argv[0]};
+  for (std::string& f : env_flags) args.push_back(f.data());
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  absl::ParseCommandLine(static_cast<int>(args.size() - 1), args.data());
   // A client or a log reader that goes away must not kill the process.
   signal(SIGPIPE, SIG_IGN);
   // Block the stop signals in every thread, before the first one (the

@@ -1,15 +1,15 @@
 #include "server/metrics_exporter.h"
 
-#include "disk_cache/disk_cache.h"
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
 
 #include <exception>
 #include <utility>
 
-#include <prometheus/metric_family.h>
-#include <prometheus/text_serializer.h>
-
 #include "absl/strings/str_cat.h"
+#include "disk_cache/disk_cache.h"
 #include "domain/priority.h"
+#include "metrics/process.h"
 
 namespace server {
 namespace {
@@ -57,9 +57,8 @@ void AddGauge(std::vector<MetricFamily>* out, const char* name,
   out->push_back(std::move(f));
 }
 
-ClientMetric HistogramSample(const metrics::Histogram& h,
+ClientMetric HistogramSample(const metrics::Histogram::Snapshot& s,
                              std::vector<ClientMetric::Label> labels) {
-  const metrics::Histogram::Snapshot s = h.Read();
   ClientMetric m;
   m.label = std::move(labels);
   m.histogram.sample_count = s.count;
@@ -70,6 +69,43 @@ ClientMetric HistogramSample(const metrics::Histogram& h,
   m.histogram.bucket.push_back(
       {s.count, std::numeric_limits<double>::infinity()});
   return m;
+}
+
+ClientMetric HistogramSample(const metrics::Histogram& h,
+                             std::vector<ClientMetric::Label> labels) {
+  return HistogramSample(h.Read(), std::move(labels));
+}
+
+void AddGaugeIf(std::vector<MetricFamily>* out, const char* name,
+                const char* help, const absl::optional<double>& value) {
+  if (value) AddGauge(out, name, help, *value);
+}
+
+// What every Prometheus target exposes: the build and the process.
+void AddBuildAndProcess(std::vector<MetricFamily>* out) {
+  MetricFamily info = Family(
+      "vin_build_info", "1; the labels say which build of vin-server runs.",
+      MetricType::Gauge);
+  info.metric.push_back(Sample(
+      1, MetricType::Gauge,
+      {{"version", VIN_BUILD_VERSION}, {"revision", VIN_BUILD_REVISION}}));
+  out->push_back(std::move(info));
+  const metrics::ProcessStats p = metrics::ReadProcessStats();
+  if (p.cpu_seconds) {
+    MetricFamily cpu =
+        Family("process_cpu_seconds_total",
+               "Total user and system CPU time spent in seconds.",
+               MetricType::Counter);
+    cpu.metric.push_back(Sample(*p.cpu_seconds, MetricType::Counter));
+    out->push_back(std::move(cpu));
+  }
+  AddGaugeIf(out, "process_resident_memory_bytes",
+             "Resident memory size in bytes.", p.resident_bytes);
+  AddGaugeIf(out, "process_open_fds", "Number of open file descriptors.",
+             p.open_fds);
+  AddGaugeIf(out, "process_start_time_seconds",
+             "Start time of the process since unix epoch in seconds.",
+             p.start_time_seconds);
 }
 
 using metrics::Endpoint;
@@ -158,7 +194,7 @@ void AddUpstream(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
           {{"priority", domain::PriorityLabel(static_cast<domain::Priority>(p))}}));
     }
     out->push_back(std::move(wait));
-    AddGauge(out, "vin_upstream_bulk_share",
+    AddGauge(out, "vin_upstream_bulk_share_ratio",
              "The share of the rate bulk work may use now: --bulk_peak_share "
              "during --peak_hours, else 1.",
              m.upstream_bulk_share.value());
@@ -262,6 +298,17 @@ void AddHttp(const http::GatewayCounters& h, std::vector<MetricFamily>* out) {
              "Failed accepts of HTTP connections (out of file descriptors), "
              "each followed by a back-off.",
              h.accept_errors.load());
+  MetricFamily requests =
+      Family("vin_http_request_duration_seconds",
+             "HTTP requests answered, by route and status code: time from the "
+             "request's head to its answer (a stream's: to its end).",
+             MetricType::Histogram);
+  for (const auto& series : h.requests.Read()) {
+    requests.metric.push_back(HistogramSample(
+        series.snapshot,
+        {{"route", series.route}, {"code", absl::StrCat(series.code)}}));
+  }
+  out->push_back(std::move(requests));
 }
 
 // The upstream request and decode duration histograms.
@@ -368,6 +415,7 @@ void AddLogAndRedis(const MetricsSources& src, std::vector<MetricFamily>* out) {
 std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
   const ServiceMetrics& m = *src.service;
   std::vector<MetricFamily> out;
+  AddBuildAndProcess(&out);
   AddDecodeCounts(m, &out);
   AddUpstream(m, &out);
   AddEngineState(m, &out);

@@ -200,6 +200,13 @@ void ToProto(const engine::Failure& in, vin::v1::FailedEvent* out) {
   if (in.retry_delay > absl::ZeroDuration()) {
     ToProto(in.retry_delay, out->mutable_retry_delay());
   }
+  out->set_reason_detail(
+      std::string(domain::ErrorReasonName(domain::ReasonOf(in))));
+  if (in.unreachable_since != absl::InfinitePast()) {
+    *out->mutable_upstream_unreachable_since() =
+        TimeUtil::NanosecondsToTimestamp(
+            absl::ToUnixNanos(in.unreachable_since));
+  }
 }
 
 vin::v1::FailureReason ToProto(engine::FailureReason reason) {

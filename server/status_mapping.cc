@@ -2,32 +2,108 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "google/rpc/error_details.pb.h"
-#include "google/rpc/status.pb.h"
 #include "server/proto_mapping.h"
+#include "util/utf8.h"
 
 namespace server {
 namespace {
 
-grpc::StatusCode CodeOf(engine::FailureReason reason) {
-  return static_cast<grpc::StatusCode>(domain::TraitsOf(reason).code);
+// A caller's VIN in metadata: valid UTF-8, at most 64 bytes.
+constexpr size_t kMaxVinBytes = 64;
+
+// Seconds as google.protobuf.Duration's JSON form writes them ("2.5s").
+std::string SecondsText(absl::Duration d) {
+  return absl::StrCat(absl::ToDoubleSeconds(d), "s");
 }
 
 }  // namespace
 
-grpc::Status ToGrpcStatus(const engine::Failure& failure) {
-  const grpc::StatusCode code = CodeOf(failure.reason);
-  if (code != grpc::StatusCode::UNAVAILABLE ||
-      failure.retry_delay <= absl::ZeroDuration()) {
-    return grpc::Status(code, failure.message);
+const char* FieldOf(domain::ErrorReason reason) {
+  using R = domain::ErrorReason;
+  switch (reason) {
+    case R::kInvalidVin:
+    case R::kInvalidVinLength:
+    case R::kInvalidVinCharacter:
+    case R::kInvalidVinModelYearCode:
+    case R::kInvalidVinCheckDigit:
+      return "vin";
+    case R::kInvalidModelYear:
+      return "model_year";
+    case R::kFieldTooLong:
+      return "request_id";
+    default:
+      return "";
   }
-  google::rpc::RetryInfo retry_info;
-  ToProto(failure.retry_delay, retry_info.mutable_retry_delay());
-  google::rpc::Status details;
-  details.set_code(static_cast<int>(code));
-  details.set_message(failure.message);
-  details.add_details()->PackFrom(retry_info);
-  return grpc::Status(code, failure.message, details.SerializeAsString());
+}
+
+ErrorDetails DetailsOf(const engine::Failure& failure, absl::string_view vin) {
+  ErrorDetails d;
+  d.code = static_cast<grpc::StatusCode>(domain::TraitsOf(failure.reason).code);
+  d.reason = domain::ReasonOf(failure);
+  d.message = failure.message;
+  d.field = FieldOf(d.reason);
+  if (!vin.empty()) {
+    d.metadata.emplace_back("vin", util::SafeText(vin, kMaxVinBytes));
+  }
+  if (failure.attempts > 0) {
+    d.metadata.emplace_back("attempts", absl::StrCat(failure.attempts));
+  }
+  if (failure.retryable && failure.retry_delay > absl::ZeroDuration()) {
+    d.retry_delay = failure.retry_delay;
+    d.metadata.emplace_back("retryDelay", SecondsText(failure.retry_delay));
+  }
+  if (failure.unreachable_since != absl::InfinitePast()) {
+    d.metadata.emplace_back("unreachableSince",
+                            domain::UtcSeconds(failure.unreachable_since));
+  }
+  return d;
+}
+
+ErrorDetails DetailsOf(grpc::StatusCode code, domain::ErrorReason reason,
+                       std::string message) {
+  ErrorDetails d;
+  d.code = code;
+  d.reason = reason;
+  d.message = std::move(message);
+  d.field = FieldOf(reason);
+  return d;
+}
+
+google::rpc::Status ToRpcStatus(const ErrorDetails& d) {
+  google::rpc::Status status;
+  status.set_code(static_cast<int>(d.code));
+  status.set_message(d.message);
+  google::rpc::ErrorInfo info;
+  info.set_reason(std::string(domain::ErrorReasonName(d.reason)));
+  info.set_domain(domain::kErrorDomain);
+  for (const auto& [key, value] : d.metadata)
+    (*info.mutable_metadata())[key] = value;
+  status.add_details()->PackFrom(info);
+  if (d.code == grpc::StatusCode::INVALID_ARGUMENT && !d.field.empty()) {
+    google::rpc::BadRequest bad;
+    auto* v = bad.add_field_violations();
+    v->set_field(d.field);
+    v->set_description(d.message);
+    status.add_details()->PackFrom(bad);
+  }
+  if (d.retry_delay > absl::ZeroDuration()) {
+    google::rpc::RetryInfo retry;
+    ToProto(d.retry_delay, retry.mutable_retry_delay());
+    status.add_details()->PackFrom(retry);
+  }
+  return status;
+}
+
+grpc::Status ToGrpcStatus(const ErrorDetails& details) {
+  return grpc::Status(details.code, details.message,
+                      ToRpcStatus(details).SerializeAsString());
+}
+
+grpc::Status ToGrpcStatus(const engine::Failure& failure,
+                          absl::string_view vin) {
+  return ToGrpcStatus(DetailsOf(failure, vin));
 }
 
 }  // namespace server

@@ -221,7 +221,7 @@ void Gateway::Impl::AcceptFailed(beast::error_code ec) {
 void Gateway::Impl::RefuseAtCap(tcp::socket socket) {
   static const std::string* const kBusy = [] {
     const std::string body =
-        internal::ErrorBody(503, "TOO_MANY_CONNECTIONS",
+        internal::ErrorBody(503, domain::ErrorReason::kTooManyConnections,
                             "the gateway has as many connections as it takes "
                             "(--http_max_connections); try again shortly",
                             true, absl::Seconds(1));

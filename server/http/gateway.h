@@ -43,6 +43,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/engine.h"
+#include "metrics/labeled_histograms.h"
 #include "server/tenant.h"
 #include "server/tls_files.h"
 
@@ -59,6 +60,8 @@ struct GatewayCounters {
   std::atomic<uint64_t> refused_global{0};
   // accept() failures (EMFILE, ENFILE...), each followed by a back-off.
   std::atomic<uint64_t> accept_errors{0};
+  // Requests answered, by route (RouteLabel) and status code.
+  metrics::RouteCodeHistograms requests;
 };
 
 struct GatewayOptions {

@@ -2,6 +2,8 @@
 // error body, Retry-After, ETags, header-safe text, X-Request-Timeout.
 #include "server/http/http_status.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -100,12 +102,63 @@ int HttpStatusOf(grpc::StatusCode code) {
   }
 }
 
-std::string ErrorBody(int status, absl::string_view reason,
+grpc::StatusCode GrpcCodeOfHttp(int status) {
+  using C = grpc::StatusCode;
+  switch (status) {
+    case 400:
+    case 413:
+    case 421:
+    case 431:
+      return C::INVALID_ARGUMENT;
+    case 403:
+      return C::PERMISSION_DENIED;
+    case 404:
+      return C::NOT_FOUND;
+    case 405:
+      return C::UNIMPLEMENTED;
+    case 408:
+    case 504:
+      return C::DEADLINE_EXCEEDED;
+    case 429:
+      return C::RESOURCE_EXHAUSTED;
+    case 499:
+      return C::CANCELLED;
+    case 502:
+      return C::FAILED_PRECONDITION;
+    case 503:
+      return C::UNAVAILABLE;
+    default:
+      return C::INTERNAL;
+  }
+}
+
+google::protobuf::util::JsonParseOptions ApiJsonOptions() {
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  return options;
+}
+
+std::string RpcStatusJson(const google::rpc::Status& status) {
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(
+      status, &json, google::protobuf::util::JsonPrintOptions());
+  return json;
+}
+
+std::string ErrorBody(int status, domain::ErrorReason reason,
                       absl::string_view message, bool retryable,
                       absl::Duration retry_after) {
+  return ErrorBody(status, domain::ErrorReasonName(reason), reason, message,
+                   retryable, retry_after);
+}
+
+std::string ErrorBody(int status, absl::string_view name,
+                      domain::ErrorReason reason, absl::string_view message,
+                      bool retryable, absl::Duration retry_after) {
   Json e = Json::object();
   e["code"] = status;
-  e["status"] = std::string(reason);
+  e["status"] = std::string(name);
+  e["reason"] = std::string(domain::ErrorReasonName(reason));
   e["message"] = std::string(message);
   e["retryable"] = retryable;
   if (retry_after > absl::ZeroDuration()) {

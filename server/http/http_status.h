@@ -5,13 +5,16 @@
 #ifndef VIN_SERVER_HTTP_HTTP_STATUS_H_
 #define VIN_SERVER_HTTP_HTTP_STATUS_H_
 
+#include <google/protobuf/util/json_util.h>
 #include <grpcpp/support/status_code_enum.h>
 
 #include <string>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "domain/error_reason.h"
 #include "engine/types.h"
+#include "google/rpc/status.pb.h"
 
 namespace server {
 namespace http {
@@ -30,9 +33,30 @@ int HttpStatusOf(engine::FailureReason r);
 // The HTTP status of a gRPC code, as HTTP/JSON gateways map them.
 int HttpStatusOf(grpc::StatusCode code);
 
-std::string ErrorBody(int status, absl::string_view reason,
+// The gRPC code a google.rpc.Status carries for an HTTP refusal of the
+// gateway's own (404 NOT_FOUND, 405 UNIMPLEMENTED, 413 INVALID_ARGUMENT...).
+grpc::StatusCode GrpcCodeOfHttp(int status);
+
+// The error body of vPIC's paths (and of refusals made before a request
+// is read): {"error":{"code":HTTP status,"status":`name`,"reason":the
+// ErrorInfo reason,"message",...}}.
+std::string ErrorBody(int status, absl::string_view name,
+                      domain::ErrorReason reason, absl::string_view message,
+                      bool retryable = false,
+                      absl::Duration retry_after = absl::ZeroDuration());
+// The same with the reason's name as `name`.
+std::string ErrorBody(int status, domain::ErrorReason reason,
                       absl::string_view message, bool retryable = false,
                       absl::Duration retry_after = absl::ZeroDuration());
+
+// How /v1/* bodies are read: protobuf's JSON mapping with unknown fields
+// (and unknown enum names) ignored, as grpc-gateway reads them, so that a
+// client built against a newer contract still works.
+google::protobuf::util::JsonParseOptions ApiJsonOptions();
+
+// A google.rpc.Status in protobuf's JSON mapping (the error body of
+// /v1/*).
+std::string RpcStatusJson(const google::rpc::Status& status);
 
 // A whole answer written by hand, for a connection closed right after it
 // without a request read (no Beast serializer): `status_line` ("503

@@ -22,6 +22,16 @@ Route Error(int status, std::string message) {
   return r;
 }
 
+constexpr char kAllowGet[] = "GET, HEAD";
+constexpr char kAllowPost[] = "POST";
+
+// 405 with the methods the path takes (the answer's Allow header).
+Route MethodNotAllowed(std::string message, const char* allow) {
+  Route r = Error(405, std::move(message));
+  r.allow = allow;
+  return r;
+}
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -89,12 +99,36 @@ bool QueryParam(absl::string_view target, absl::string_view name,
   return false;
 }
 
+const char* RouteLabel(Route::Kind kind) {
+  switch (kind) {
+    case Route::Kind::kVpicValues:
+      return "vpic_values";
+    case Route::Kind::kVpicVariables:
+      return "vpic_variables";
+    case Route::Kind::kVpicBatch:
+      return "vpic_batch";
+    case Route::Kind::kDecode:
+      return "decode";
+    case Route::Kind::kDecodeBatch:
+      return "decode_batch";
+    case Route::Kind::kPage:
+      return "page";
+    case Route::Kind::kOpenApi:
+      return "openapi";
+    case Route::Kind::kMetrics:
+      return "metrics";
+    case Route::Kind::kError:
+      break;
+  }
+  return "none";
+}
+
 Route MetricsRouteOf(absl::string_view method, absl::string_view target) {
   if (target.substr(0, target.find('?')) != "/metrics") {
     return Error(404, "this port serves GET /metrics only");
   }
   if (method != "GET" && method != "HEAD") {
-    return Error(405, "/metrics takes GET");
+    return MethodNotAllowed("/metrics takes GET", kAllowGet);
   }
   Route r;
   r.kind = Route::Kind::kMetrics;
@@ -102,92 +136,72 @@ Route MetricsRouteOf(absl::string_view method, absl::string_view target) {
   return r;
 }
 
-Route RouteOf(absl::string_view method, absl::string_view target) {
+namespace {
+
+// Where a route's path is.
+enum class Shape {
+  kExact,    // the whole path (lower case, without a trailing slash)
+  kVpicVin,  // /api/vehicles/{op}/{vin}: `path` is the op, lower case
+  kVpicOp,   // /api/vehicles/{op}: `path` is the op, lower case
+};
+
+// One route of the gateway: adding an endpoint is one entry here (and
+// its handler in the session).
+struct RouteSpec {
+  Route::Kind kind;
+  Shape shape;
+  absl::string_view path;
+  bool post;                // POST, else GET (and HEAD)
+  absl::string_view usage;  // the 405's message after the name
+  bool vpic_format;         // takes vPIC's format parameter
+};
+
+constexpr RouteSpec kRoutes[] = {
+    {Route::Kind::kPage, Shape::kExact, "/", false, "takes GET", false},
+    {Route::Kind::kPage, Shape::kExact, "/index.html", false, "takes GET",
+     false},
+    {Route::Kind::kOpenApi, Shape::kExact, "/openapi.json", false, "takes GET",
+     false},
+    {Route::Kind::kDecode, Shape::kExact, "/v1/decode", true, "takes POST",
+     false},
+    {Route::Kind::kDecodeBatch, Shape::kExact, "/v1/decode:batch", true,
+     "takes POST", false},
+    {Route::Kind::kVpicBatch, Shape::kVpicOp, "decodevinvaluesbatch", true,
+     "takes POST with a form body (format=json&data=VIN[,YEAR];...)", true},
+    {Route::Kind::kVpicValues, Shape::kVpicVin, "decodevinvalues", false,
+     "takes GET", true},
+    {Route::Kind::kVpicValues, Shape::kVpicVin, "decodevinvaluesextended",
+     false, "takes GET", true},
+    {Route::Kind::kVpicVariables, Shape::kVpicVin, "decodevin", false,
+     "takes GET", true},
+};
+
+// The path with its trick checks done: dot segments, encoded slashes or
+// dots, backslashes and NUL would reach another path than the one written.
+absl::Status CheckPath(absl::string_view target, absl::string_view path,
+                       const std::string& lower) {
   if (target.empty() || target[0] != '/') {
-    return Error(400, "the request target must be a path");
+    return absl::InvalidArgumentError("the request target must be a path");
   }
-  const absl::string_view path = target.substr(0, target.find('?'));
-  // Tricks that would reach another path than the one written: dot
-  // segments, encoded slashes or dots, backslashes, NUL.
-  const std::string lower = absl::AsciiStrToLower(path);
   if (absl::StrContains(lower, "/.") || absl::StrContains(lower, "%2f") ||
       absl::StrContains(lower, "%5c") || absl::StrContains(lower, "%2e") ||
       absl::StrContains(lower, "%00") || absl::StrContains(path, '\\')) {
-    return Error(400, "the path holds a dot segment or an encoded slash, dot "
-                      "or backslash, which this service does not follow");
+    return absl::InvalidArgumentError(
+        "the path holds a dot segment or an encoded slash, dot or backslash, "
+        "which this service does not follow");
   }
-  std::string rest_lower(lower);
-  if (rest_lower.size() > 1 && rest_lower.back() == '/') rest_lower.pop_back();
+  return absl::OkStatus();
+}
 
-  if (rest_lower == "/" || rest_lower == "/index.html" ||
-      rest_lower == "/openapi.json") {
-    if (method != "GET" && method != "HEAD") {
-      return Error(405, absl::StrCat(path, " takes GET"));
-    }
-    Route r;
-    r.kind = rest_lower == "/openapi.json" ? Route::Kind::kOpenApi
-                                           : Route::Kind::kPage;
-    r.status = 200;
-    return r;
-  }
-  if (rest_lower == "/v1/decode" || rest_lower == "/v1/decode:batch") {
-    if (method != "POST") {
-      return Error(405, absl::StrCat(path, " takes POST"));
-    }
-    Route r;
-    r.kind = rest_lower == "/v1/decode" ? Route::Kind::kDecode
-                                        : Route::Kind::kDecodeBatch;
-    r.status = 200;
-    r.needs_body = true;
-    return r;
-  }
-  if (!absl::StartsWith(rest_lower, kVpicPrefix)) {
+// The VIN of a {op}/{vin} path (`raw_vin`, as written) and the query's
+// model year.
+Route VpicVinRoute(Route r, absl::string_view raw_vin, absl::string_view path,
+                   absl::string_view target) {
+  if (!raw_vin.empty() && raw_vin.back() == '/') raw_vin.remove_suffix(1);
+  if (raw_vin.empty() || absl::StrContains(raw_vin, '/')) {
     return Error(404, absl::StrCat("no such path: ", path));
   }
-  const absl::string_view lower_rest =
-      absl::string_view(rest_lower).substr(kVpicPrefix.size());
-  const absl::string_view raw_rest = path.substr(kVpicPrefix.size());
-
-  if (lower_rest == "decodevinvaluesbatch") {
-    if (method != "POST") {
-      return Error(405, "DecodeVINValuesBatch takes POST with a form body "
-                        "(format=json&data=VIN[,YEAR];...)");
-    }
-    if (absl::Status f = CheckFormat(target); !f.ok()) {
-      return Error(400, std::string(f.message()));
-    }
-    Route r;
-    r.kind = Route::Kind::kVpicBatch;
-    r.status = 200;
-    r.needs_body = true;
-    return r;
-  }
-  const size_t slash = lower_rest.find('/');
-  if (slash == absl::string_view::npos) {
-    return Error(404, absl::StrCat("no such path: ", path));
-  }
-  const absl::string_view op = lower_rest.substr(0, slash);
-  Route r;
-  if (op == "decodevinvalues" || op == "decodevinvaluesextended") {
-    r.kind = Route::Kind::kVpicValues;
-  } else if (op == "decodevin") {
-    r.kind = Route::Kind::kVpicVariables;
-  } else {
-    return Error(404, absl::StrCat(
-                          "vPIC's ", raw_rest.substr(0, slash),
-                          " is not served: this service answers "
-                          "DecodeVinValues, DecodeVinValuesExtended, DecodeVin "
-                          "and DecodeVINValuesBatch"));
-  }
-  if (method != "GET" && method != "HEAD") {
-    return Error(405, absl::StrCat(raw_rest.substr(0, slash), " takes GET"));
-  }
-  absl::string_view vin = raw_rest.substr(slash + 1);
-  if (!vin.empty() && vin.back() == '/') vin.remove_suffix(1);
-  if (vin.empty() || absl::StrContains(vin, '/')) {
-    return Error(404, absl::StrCat("no such path: ", path));
-  }
-  if (!PercentDecode(vin, false, &r.vin)) {
+  if (!PercentDecode(raw_vin, false, &r.vin)) {
     return Error(400, "the VIN in the path has a bad percent-escape");
   }
   if (absl::StrContains(r.vin, '*')) {
@@ -196,17 +210,75 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
                           "\" is a partial VIN (with *): this service decodes "
                           "whole 17-character VINs only"));
   }
-  if (absl::Status f = CheckFormat(target); !f.ok()) {
-    return Error(400, std::string(f.message()));
-  }
   std::string year;
   if (QueryParam(target, "modelyear", &year)) {
     if (absl::Status y = ParseModelYear(year, &r.model_year); !y.ok()) {
       return Error(400, std::string(y.message()));
     }
   }
-  r.status = 200;
   return r;
+}
+
+}  // namespace
+
+Route RouteOf(absl::string_view method, absl::string_view target) {
+  const absl::string_view path = target.substr(0, target.find('?'));
+  const std::string lower = absl::AsciiStrToLower(path);
+  if (absl::Status p = CheckPath(target, path, lower); !p.ok()) {
+    return Error(400, std::string(p.message()));
+  }
+  absl::string_view rest(lower);
+  if (rest.size() > 1 && rest.back() == '/') rest.remove_suffix(1);
+  // vPIC's paths: the op, and what follows it as written.
+  const bool vpic = absl::StartsWith(rest, kVpicPrefix);
+  absl::string_view op, raw_vin;
+  if (vpic) {
+    op = rest.substr(kVpicPrefix.size());
+    const size_t slash = op.find('/');
+    if (slash != absl::string_view::npos) {
+      raw_vin = path.substr(kVpicPrefix.size() + slash + 1);
+      op = op.substr(0, slash);
+    }
+  }
+  for (const RouteSpec& spec : kRoutes) {
+    const bool matches =
+        spec.shape == Shape::kExact
+            ? !vpic && rest == spec.path
+            : vpic && op == spec.path &&
+                  (spec.shape == Shape::kVpicVin) == !raw_vin.empty();
+    if (!matches) continue;
+    const absl::string_view name =
+        vpic ? path.substr(kVpicPrefix.size(), op.size()) : path;
+    if (spec.post ? method != "POST" : method != "GET" && method != "HEAD") {
+      return MethodNotAllowed(absl::StrCat(name, " ", spec.usage),
+                              spec.post ? kAllowPost : kAllowGet);
+    }
+    if (spec.vpic_format) {
+      if (absl::Status f = CheckFormat(target); !f.ok()) {
+        return Error(400, std::string(f.message()));
+      }
+    }
+    Route r;
+    r.kind = spec.kind;
+    r.status = 200;
+    r.needs_body = spec.post;
+    if (spec.shape == Shape::kVpicVin) {
+      return VpicVinRoute(std::move(r), raw_vin, path, target);
+    }
+    return r;
+  }
+  bool known_op = false;
+  for (const RouteSpec& spec : kRoutes) {
+    known_op |= spec.shape != Shape::kExact && op == spec.path;
+  }
+  if (vpic && !raw_vin.empty() && !known_op) {
+    return Error(
+        404, absl::StrCat("vPIC's ", path.substr(kVpicPrefix.size(), op.size()),
+                          " is not served: this service answers "
+                          "DecodeVinValues, DecodeVinValuesExtended, DecodeVin "
+                          "and DecodeVINValuesBatch"));
+  }
+  return Error(404, absl::StrCat("no such path: ", path));
 }
 
 absl::StatusOr<std::vector<BatchEntry>> ParseBatchForm(absl::string_view body,

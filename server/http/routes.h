@@ -35,9 +35,16 @@ struct Route {
   std::string vin;
   int model_year = 0;
   bool needs_body = false;
+  // A 405's Allow header: the methods the path takes ("GET, HEAD").
+  std::string allow;
   // The body's limit in bytes (the gateway's options by route, rule 19).
   size_t body_limit = 0;
 };
+
+// The route's label in vin_http_request_duration_seconds{route}: one of
+// a fixed list ("decode", "vpic_values", ... "none" for a request that
+// found no route).
+const char* RouteLabel(Route::Kind kind);
 
 // The route of `method` `target` (the raw request target, not decoded).
 Route RouteOf(absl::string_view method, absl::string_view target);

@@ -66,11 +66,10 @@ void Session::RefuseBusy() {
   res->set(bhttp::field::content_type, "application/json");
   res->set(bhttp::field::retry_after, "1");
   res->keep_alive(false);
-  res->body() = ErrorBody(429, "TOO_MANY_CONNECTIONS",
-                          absl::StrCat("too many connections from ", client_,
-                                       " (at most ",
-                                       gateway_->options().max_connections_per_client,
-                                       ")"));
+  res->body() = ErrorBody(
+      429, domain::ErrorReason::kTooManyConnections,
+      absl::StrCat("too many connections from ", client_, " (at most ",
+                   gateway_->options().max_connections_per_client, ")"));
   res->prepare_payload();
   counted_ = false;
   Write(std::move(res));
@@ -82,6 +81,9 @@ void Session::ReadHead() {
   // error answered before its head is read carries its body, also after
   // a HEAD).
   head_only_ = false;
+  api_ = false;
+  request_start_ = absl::InfinitePast();
+  route_label_ = "none";
   parser_.reset();
   head_parser_.emplace();
   head_parser_->header_limit(
@@ -118,21 +120,22 @@ void Session::ReadFailed(beast::error_code ec, bool head) {
     return Shutdown();
   }
   if (ec == beast::error::timeout) {
-    return Fail(408, "REQUEST_TIMEOUT",
-                head ? absl::StrCat("the request head did not arrive within ",
-                                    absl::FormatDuration(options().head_timeout))
-                     : absl::StrCat("the request body did not arrive within ",
-                                    absl::FormatDuration(options().body_timeout)),
-                /*close=*/true);
+    return Fail(
+        408, domain::ErrorReason::kRequestTimeout,
+        head ? absl::StrCat("the request head did not arrive within ",
+                            absl::FormatDuration(options().head_timeout))
+             : absl::StrCat("the request body did not arrive within ",
+                            absl::FormatDuration(options().body_timeout)),
+        /*close=*/true);
   }
   if (ec == bhttp::error::header_limit) {
-    return Fail(431, "HEADERS_TOO_LARGE",
+    return Fail(431, domain::ErrorReason::kHeadersTooLarge,
                 absl::StrCat("the request head is larger than ",
                              options().header_limit, " bytes"),
                 true);
   }
   if (ec == bhttp::error::body_limit) {
-    return Fail(413, "BODY_TOO_LARGE",
+    return Fail(413, domain::ErrorReason::kBodyTooLarge,
                 absl::StrCat("the request body is larger than ",
                              route_.body_limit, " bytes, this path's limit"),
                 true);
@@ -140,7 +143,7 @@ void Session::ReadFailed(beast::error_code ec, bool head) {
   if (ec == net::error::connection_reset || ec == net::error::broken_pipe) {
     return Shutdown();
   }
-  Fail(400, "BAD_REQUEST",
+  Fail(400, domain::ErrorReason::kMalformedRequest,
        absl::StrCat("not an HTTP/1.1 request: ", ec.message()), true);
 }
 
@@ -163,7 +166,7 @@ void Session::AddCors(Response* res) const {
 void Session::Preflight(const bhttp::request_header<>& head) {
   keep_alive_ = keep_alive_ && head_parser_->is_done();
   if (!OriginAllowed()) {
-    return Fail(403, "CORS_ORIGIN_NOT_ALLOWED",
+    return Fail(403, domain::ErrorReason::kForbiddenOrigin,
                 origin_.empty()
                     ? "OPTIONS is answered for CORS preflights only (no Origin)"
                     : absl::StrCat("origin ", HeaderSafe(origin_),
@@ -197,7 +200,7 @@ bool Session::CheckHead(const bhttp::request_header<>& head) {
   const size_t lengths = head.count(bhttp::field::content_length);
   if (const std::string p = FramingProblem(head.version(), te, lengths);
       !p.empty()) {
-    Fail(400, "BAD_FRAMING", p, /*close=*/true);
+    Fail(400, domain::ErrorReason::kMalformedRequest, p, /*close=*/true);
     return false;
   }
   const bool body_unread = !head_parser_->is_done();
@@ -206,19 +209,20 @@ bool Session::CheckHead(const bhttp::request_header<>& head) {
     host = absl::string_view(h->value().data(), h->value().size());
   }
   if (host.empty() && head.version() >= 11) {
-    Fail(400, "BAD_REQUEST", "an HTTP/1.1 request needs a Host header", true);
+    Fail(400, domain::ErrorReason::kMalformedRequest,
+         "an HTTP/1.1 request needs a Host header", true);
     return false;
   }
   // RFC 9112 3.2: more than one Host is 400 (a proxy that routes on
   // another of them than we check would disagree with us).
   if (head.count(bhttp::field::host) > 1) {
-    Fail(400, "BAD_REQUEST", "a request has one Host header, this has several",
-         true);
+    Fail(400, domain::ErrorReason::kMalformedRequest,
+         "a request has one Host header, this has several", true);
     return false;
   }
   const AllowedHosts& hosts = gateway_->allowed_hosts();
   if (!hosts.Allows(host)) {
-    Fail(421, "MISDIRECTED_REQUEST",
+    Fail(421, domain::ErrorReason::kMisdirectedRequest,
          absl::StrCat("host ", HeaderSafe(HostName(host)),
                       " is not served here (allowed: ", hosts.description(),
                       "; --http_allowed_hosts)"),
@@ -231,7 +235,7 @@ bool Session::CheckHead(const bhttp::request_header<>& head) {
   if (!origin_.empty() && head.method() != bhttp::verb::options &&
       !OriginAllowed() &&
       !SameOrigin(origin_, stream_.tls() ? "https" : "http", host)) {
-    Fail(403, "CROSS_ORIGIN_FORBIDDEN",
+    Fail(403, domain::ErrorReason::kForbiddenOrigin,
          absl::StrCat("origin ", HeaderSafe(origin_),
                       " may not call this gateway (neither its own nor among "
                       "--http_cors_origins)"),
@@ -245,9 +249,12 @@ void Session::OnHead(beast::error_code ec) {
   if (ec) return ReadFailed(ec, true);
   timer_.cancel();
   const auto& head = head_parser_->get();
+  request_start_ = absl::Now();
   version_ = head.version();
   keep_alive_ = head.keep_alive();
   head_only_ = head.method() == bhttp::verb::head;
+  api_ = absl::StartsWithIgnoreCase(
+      absl::string_view(head.target().data(), head.target().size()), "/v1/");
   origin_.clear();
   if (auto o = head.find(bhttp::field::origin); o != head.end()) {
     origin_ = std::string(o->value());
@@ -259,17 +266,21 @@ void Session::OnHead(beast::error_code ec) {
           absl::string_view(expect->value().data(), expect->value().size()),
           "100-continue");
   if (!CheckHead(head)) return;
-  if (head.method() == bhttp::verb::options) return Preflight(head);
+  if (head.method() == bhttp::verb::options) {
+    route_label_ = "preflight";
+    return Preflight(head);
+  }
   route_ = options().metrics ? MetricsRouteOf(std::string(head.method_string()),
                                               std::string(head.target()))
                              : RouteOf(std::string(head.method_string()),
                                        std::string(head.target()));
+  route_label_ = RouteLabel(route_.kind);
   if (route_.kind == Route::Kind::kError) {
     // Nothing of the body is read: the connection cannot go on.
     return Fail(route_.status,
-                route_.status == 405   ? "METHOD_NOT_ALLOWED"
-                : route_.status == 404 ? "NOT_FOUND"
-                                       : "BAD_REQUEST",
+                route_.status == 405   ? domain::ErrorReason::kMethodNotAllowed
+                : route_.status == 404 ? domain::ErrorReason::kNotFound
+                                       : domain::ErrorReason::kMalformedRequest,
                 route_.message, !head_parser_->is_done());
   }
   route_.body_limit = route_.kind == Route::Kind::kDecode
@@ -282,7 +293,7 @@ void Session::OnHead(beast::error_code ec) {
   if (auto length = head_parser_->content_length();
       length && *length > route_.body_limit) {
     return Fail(
-        413, "BODY_TOO_LARGE",
+        413, domain::ErrorReason::kBodyTooLarge,
         absl::StrCat("the request body is ", *length,
                      " bytes, over this path's limit of ", route_.body_limit),
         true);
@@ -321,6 +332,10 @@ std::shared_ptr<Response> Session::MakeResponse(int status) {
   auto res = std::make_shared<Response>(static_cast<bhttp::status>(status),
                                         version_ == 0 ? 11 : version_);
   res->set(bhttp::field::server, "vin-decode-service");
+  // RFC 9110 15.5.6: a 405 says which methods the path takes.
+  if (status == 405 && !route_.allow.empty()) {
+    res->set(bhttp::field::allow, route_.allow);
+  }
   return res;
 }
 
@@ -334,8 +349,16 @@ void Session::Send(std::shared_ptr<Response> res) {
   Write(std::move(res));
 }
 
+void Session::CountRequest(int code) {
+  gateway_->counters().requests.Observe(route_label_, code,
+                                        request_start_ == absl::InfinitePast()
+                                            ? absl::ZeroDuration()
+                                            : absl::Now() - request_start_);
+}
+
 void Session::Write(std::shared_ptr<Response> res) {
   if (closing_) return;
+  CountRequest(res->result_int());
   stream_.tcp().expires_after(std::chrono::nanoseconds(
       absl::ToInt64Nanoseconds(options().body_timeout)));
   bhttp::async_write(

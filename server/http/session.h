@@ -41,6 +41,7 @@
 #include "server/http/request_checks.h"
 #include "server/http/routes.h"
 #include "server/http/transport.h"
+#include "server/status_mapping.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -241,12 +242,20 @@ class Session : public std::enable_shared_from_this<Session> {
   // Our API: a DecodeResponse, or a google.rpc.Status.
   void RespondDecode();
 
-  void FailGrpc(const grpc::Status& s,
-                absl::Duration retry_delay = absl::ZeroDuration());
+  // An engine failure on vPIC's paths: {"error":{...}} with the HTTP
+  // status of its reason, `message` (the failure's, or naming the VIN).
+  void FailVpic(const engine::Failure& failure, absl::string_view message);
 
-  // A 4xx/5xx decided by the gateway itself; `close` when the connection
-  // cannot go on (the rest of the request is unread).
-  void Fail(int status, absl::string_view reason, absl::string_view message,
+  // An error of /v1/*: `status` with a google.rpc.Status body (ErrorInfo,
+  // BadRequest, RetryInfo as gRPC would carry them) and Retry-After when
+  // a 503 or 429 suggests a delay.
+  void FailApi(int status, const ErrorDetails& details, bool close = false);
+
+  // A 4xx/5xx decided by the gateway itself, in the error shape of the
+  // request's surface (google.rpc.Status on /v1/*, {"error":{...}} on
+  // the rest); `close` when the connection cannot go on (the rest of the
+  // request is unread).
+  void Fail(int status, domain::ErrorReason reason, absl::string_view message,
             bool close);
 
   // ---- /v1/decode:batch (session_stream.cc): the body read as a stream,
@@ -266,7 +275,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Reads no more of the body before its end: logged, and once the items
   // read are answered the stream's last line is an error (`status`,
   // `reason`, `why`), so that the client knows the rest went unread.
-  void StopReading(int status, absl::string_view reason, absl::string_view why);
+  void StopReading(int status, domain::ErrorReason reason,
+                   absl::string_view why);
   // The next line of the body read so far, if a whole one is there;
   // a line over `line_limit` comes back as its length only (`*too_long`),
   // its bytes skipped.
@@ -303,6 +313,14 @@ class Session : public std::enable_shared_from_this<Session> {
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool head_only_ = false;
+  // For vin_http_request_duration_seconds: when the request's head was
+  // read (InfinitePast: none, an answer before any request) and its route.
+  absl::Time request_start_ = absl::InfinitePast();
+  const char* route_label_ = "none";
+  void CountRequest(int code);
+  // The request is one of our API's (/v1/*): its errors are
+  // google.rpc.Status.
+  bool api_ = false;
   bool expect_continue_ = false;  // "Expect: 100-continue"
   bool closing_ = false;
   bool counted_ = true;

@@ -54,24 +54,10 @@ void Session::RespondVpic() {
   for (size_t i = 0; i < outcomes_.size(); ++i) {
     Outcome& o = outcomes_[i];
     if (!o.done) {
-      const engine::Failure& f = o.failure;
-      const int status = HttpStatusOf(f.reason);
-      std::string message = f.message;
-      if (outcomes_.size() > 1) {
-        message = absl::StrCat("VIN ", i + 1, ": ", message);
-      }
-      auto res = MakeResponse(status);
-      res->set(bhttp::field::content_type, "application/json; charset=utf-8");
-      res->set(bhttp::field::cache_control, "no-store");
-      // When to come back (at least a second, also when the engine
-      // suggests no delay).
-      if (status == 503 || status == 429) {
-        res->set(bhttp::field::retry_after, RetryAfterOf(f.retry_delay));
-      }
-      res->body() =
-          ErrorBody(status, absl::AsciiStrToUpper(domain::TraitsOf(f.reason).label),
-                    message, f.retryable, f.retry_delay);
-      return Send(std::move(res));
+      return FailVpic(o.failure,
+                      outcomes_.size() > 1
+                          ? absl::StrCat("VIN ", i + 1, ": ", o.failure.message)
+                          : o.failure.message);
     }
     results.emplace_back();
     ToProto(*o.answer, &results.back());
@@ -86,6 +72,22 @@ void Session::RespondVpic() {
   }
   etag = ETagOf(body);
   SendVpic(results, body, etag);
+}
+
+void Session::FailVpic(const engine::Failure& f, absl::string_view message) {
+  const int status = HttpStatusOf(f.reason);
+  auto res = MakeResponse(status);
+  res->set(bhttp::field::content_type, "application/json; charset=utf-8");
+  res->set(bhttp::field::cache_control, "no-store");
+  // When to come back (at least a second, also when the engine suggests
+  // no delay).
+  if (status == 503 || status == 429) {
+    res->set(bhttp::field::retry_after, RetryAfterOf(f.retry_delay));
+  }
+  res->body() =
+      ErrorBody(status, absl::AsciiStrToUpper(domain::TraitsOf(f.reason).label),
+                domain::ReasonOf(f), message, f.retryable, f.retry_delay);
+  Send(std::move(res));
 }
 
 void Session::RespondValues(
@@ -169,7 +171,10 @@ void Session::Provenance(const std::vector<vin::v1::DecodeResult>& results,
 
 void Session::RespondDecode() {
   Outcome& o = outcomes_[0];
-  if (!o.done) return FailGrpc(ToGrpcStatus(o.failure), o.failure.retry_delay);
+  if (!o.done) {
+    return FailApi(HttpStatusOf(o.failure.reason),
+                   DetailsOf(o.failure, route_.vin));
+  }
   vin::v1::DecodeResponse out;
   ToProto(*o.answer, out.mutable_result());
   std::string json;
@@ -182,30 +187,25 @@ void Session::RespondDecode() {
   Send(std::move(res));
 }
 
-void Session::FailGrpc(const grpc::Status& s, absl::Duration retry_delay) {
-  google::rpc::Status st;
-  if (!s.error_details().empty() && st.ParseFromString(s.error_details())) {
-    // RetryInfo and the rest, as the gRPC call would carry them.
-  } else {
-    st.set_code(static_cast<int>(s.error_code()));
-    st.set_message(s.error_message());
-  }
-  std::string json;
-  google::protobuf::util::JsonPrintOptions opts;
-  (void)google::protobuf::util::MessageToJsonString(st, &json, opts);
-  const int status = HttpStatusOf(s.error_code());
+void Session::FailApi(int status, const ErrorDetails& details, bool close) {
+  if (close) keep_alive_ = false;
   auto res = MakeResponse(status);
   res->set(bhttp::field::content_type, "application/json");
   res->set(bhttp::field::cache_control, "no-store");
   if (status == 503 || status == 429) {
-    res->set(bhttp::field::retry_after, RetryAfterOf(retry_delay));
+    res->set(bhttp::field::retry_after, RetryAfterOf(details.retry_delay));
   }
-  res->body() = std::move(json);
+  res->body() = RpcStatusJson(ToRpcStatus(details));
   Send(std::move(res));
 }
 
-void Session::Fail(int status, absl::string_view reason,
+void Session::Fail(int status, domain::ErrorReason reason,
                    absl::string_view message, bool close) {
+  if (api_) {
+    return FailApi(
+        status, DetailsOf(GrpcCodeOfHttp(status), reason, std::string(message)),
+        close);
+  }
   if (close) keep_alive_ = false;
   auto res = MakeResponse(status);
   res->set(bhttp::field::content_type, "application/json; charset=utf-8");

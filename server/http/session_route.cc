@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "domain/limits.h"
+#include "engine/invalid_reason.h"
 #include "server/http/http_status.h"
 #include "server/http/routes.h"
 #include "server/http/session.h"
@@ -41,7 +42,7 @@ bool Session::Prepare(const bhttp::request_header<>& head) {
   if (auto t = head.find("X-Request-Timeout"); t != head.end()) {
     absl::Duration asked;
     if (!ParseTimeout(std::string(t->value()), &asked)) {
-      Fail(400, "BAD_REQUEST",
+      Fail(400, domain::ErrorReason::kMalformedRequest,
            "X-Request-Timeout must be seconds (\"2.5\") or a duration "
            "(\"500ms\")",
            !head_parser_->is_done());
@@ -98,7 +99,7 @@ void Session::Handle() {
     case Route::Kind::kError:
       break;
   }
-  Fail(500, "INTERNAL", "no handler", true);
+  Fail(500, domain::ErrorReason::kInternal, "no handler", true);
 }
 
 void Session::SendMetrics() {
@@ -114,7 +115,8 @@ void Session::HandleVpicBatch() {
   auto entries = ParseBatchForm(request_.body(), std::string(request_.target()),
                                 kMaxBatchVins);
   if (!entries.ok()) {
-    return Fail(400, "BAD_REQUEST", entries.status().message(), false);
+    return Fail(400, domain::ErrorReason::kMalformedRequest,
+                entries.status().message(), false);
   }
   // Every VIN is checked before any is sent: an invalid one refuses
   // the whole batch, and nothing reaches vPIC.
@@ -123,11 +125,12 @@ void Session::HandleVpicBatch() {
     const BatchEntry& e = (*entries)[i];
     auto valid = vin::Validate(e.vin, vin::CheckDigitPolicy::kEnforce);
     if (!valid.ok()) {
-      return Fail(400, "INVALID_VIN",
-                  absl::StrCat("VIN ", i + 1, " (",
-                               e.vin.size() > 64 ? e.vin.substr(0, 64) : e.vin,
-                               "): ", valid.status().message()),
-                  false);
+      return FailVpic(
+          domain::FailureOf(engine::FailureReason::kInvalidVin, "",
+                            engine::InvalidReasonOf(valid.status())),
+          absl::StrCat("VIN ", i + 1, " (",
+                       e.vin.size() > 64 ? e.vin.substr(0, 64) : e.vin,
+                       "): ", valid.status().message()));
     }
     engine::DecodeRequest r;
     r.vin = e.vin;
@@ -143,15 +146,15 @@ void Session::HandleVpicBatch() {
 
 void Session::HandleDecode() {
   vin::v1::DecodeRequest req;
-  google::protobuf::util::JsonParseOptions opts;
   const auto st = google::protobuf::util::JsonStringToMessage(
-      request_.body(), &req, opts);
+      request_.body(), &req, ApiJsonOptions());
   if (!st.ok()) {
-    return FailGrpc(grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        absl::StrCat("the body is not a vin.v1.DecodeRequest in JSON: ",
-                     std::string(st.message()))));
+    return Fail(400, domain::ErrorReason::kMalformedRequest,
+                absl::StrCat("the body is not a vin.v1.DecodeRequest in JSON: ",
+                             std::string(st.message())),
+                false);
   }
+  route_.vin = req.vin();  // for the error's metadata
   engine::DecodeRequest r =
       FromProto(req.vin(), req.model_year(), req.check_digit_policy(),
                 req.source_preference());

@@ -121,7 +121,7 @@ void Session::ReadStreamBody() {
   timer_.async_wait([self = shared_from_this(), read](beast::error_code ec) {
     if (ec || !self->reading_ || read != self->body_reads_) return;
     self->StopReading(
-        408, "REQUEST_TIMEOUT",
+        408, domain::ErrorReason::kRequestTimeout,
         absl::StrCat("the body stalled: nothing for ",
                      absl::FormatDuration(self->options().body_timeout)));
   });
@@ -149,7 +149,7 @@ void Session::OnStreamBody(beast::error_code ec) {
     // The body cannot be read further (a bad chunk): the items read are
     // answered, then the stream ends.
     return StopReading(
-        400, "BAD_REQUEST",
+        400, domain::ErrorReason::kMalformedRequest,
         absl::StrCat("the body is not valid HTTP: ", ec.message()));
   }
   const size_t n = read_buffer_.size() - stream_parser_->get().body().size;
@@ -159,7 +159,7 @@ void Session::OnStreamBody(beast::error_code ec) {
   Refill();
 }
 
-void Session::StopReading(int status, absl::string_view reason,
+void Session::StopReading(int status, domain::ErrorReason reason,
                           absl::string_view why) {
   input_done_ = true;
   log::Event(spdlog::level::warn,
@@ -167,11 +167,16 @@ void Session::StopReading(int status, absl::string_view reason,
              {{"peer", client_},
               {"reason", std::string(why)},
               {"items_read", next_index_}});
-  cut_short_ = ErrorBody(
-      status, reason,
-      absl::StrCat(why, "; the ", next_index_,
-                   " items read before are answered above, the rest of the "
-                   "body was not read"));
+  // The stream's last line: {"error": a google.rpc.Status}, as HTTP/JSON
+  // gateways end a stream that failed.
+  cut_short_ = absl::StrCat(
+      "{\"error\":",
+      RpcStatusJson(ToRpcStatus(DetailsOf(
+          GrpcCodeOfHttp(status), reason,
+          absl::StrCat(why, "; the ", next_index_,
+                       " items read before are answered above, the rest of "
+                       "the body was not read")))),
+      "}");
   cut_short_ += '\n';
   // A client that leaves now is seen (a read still out sees it itself).
   if (!reading_) WatchClient();
@@ -238,23 +243,25 @@ void Session::SubmitLine(const std::string& raw, size_t too_long) {
   auto* w = new Waiter(gateway_->shared_from_this(), weak_from_this(),
                        request_seq_, index);
   w->set_stream(true);
-  auto refuse = [w](std::string message) {
+  auto refuse = [w](domain::ErrorReason reason, std::string message) {
     w->Finish(Outcome{false, nullptr,
                       domain::FailureOf(engine::FailureReason::kInvalidRequest,
-                                        std::move(message))});
+                                        std::move(message), reason)});
   };
   if (too_long > 0) {
     return refuse(
+        domain::ErrorReason::kLineTooLong,
         absl::StrCat("line ", index + 1, " is ", too_long,
                      " bytes, over the limit of ", options().line_limit,
                      " (one vin.v1.DecodeBatchRequest in JSON a line)"));
   }
   vin::v1::DecodeBatchRequest req;
   const auto st = google::protobuf::util::JsonStringToMessage(
-      std::string(text), &req, google::protobuf::util::JsonParseOptions());
+      std::string(text), &req, ApiJsonOptions());
   if (!st.ok()) {
     item.vin = util::SafeText(text, kEchoedBytes);
-    return refuse(absl::StrCat("line ", index + 1,
+    return refuse(domain::ErrorReason::kMalformedRequest,
+                  absl::StrCat("line ", index + 1,
                                " is not a vin.v1.DecodeBatchRequest in JSON: ",
                                std::string(st.message())));
   }
@@ -264,7 +271,8 @@ void Session::SubmitLine(const std::string& raw, size_t too_long) {
   }
   item.vin = req.vin();
   if (req.request_id().size() > domain::kMaxRequestIdBytes) {
-    return refuse(absl::StrCat("request_id is longer than ",
+    return refuse(domain::ErrorReason::kFieldTooLong,
+                  absl::StrCat("request_id is longer than ",
                                domain::kMaxRequestIdBytes, " bytes"));
   }
   engine::DecodeRequest r =
@@ -347,6 +355,7 @@ void Session::StreamGone() {
 }
 
 void Session::EndStream() {
+  CountRequest(200);  // the head went out at once
   timer_.cancel();
   stream_.tcp().expires_never();
   beast::error_code ec;

@@ -52,7 +52,7 @@ void Session::HandshakeFailed(beast::error_code ec) {
     // answer, sent once without waiting, then the close.
     static const std::string* const kUseHttps = new std::string(CannedAnswer(
         "400 Bad Request",
-        ErrorBody(400, "TLS_REQUIRED",
+        ErrorBody(400, domain::ErrorReason::kTlsRequired,
                   "this port serves HTTPS only: use an https:// URL")));
     (void)::send(stream_.socket().native_handle(), kUseHttps->data(),
                  kUseHttps->size(), MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "domain/error_reason.h"
 
 namespace domain {
 
@@ -51,6 +52,8 @@ struct FailureTraits {
   bool retryable;
   // The reason's name, lower case, without prefix: the metric label.
   const char* label;
+  // The ErrorInfo reason of a failure that names none more precise.
+  ErrorReason detail;
 };
 const FailureTraits& TraitsOf(FailureReason reason);
 
@@ -62,18 +65,32 @@ struct Failure {
   absl::optional<UpstreamError> last_error;
   // When retryable: the suggested wait before trying again (zero if none).
   absl::Duration retry_delay = absl::ZeroDuration();
+  // What callers branch on (ErrorInfo's reason); kUnspecified: the
+  // reason's own (TraitsOf(reason).detail). Read it with ReasonOf.
+  ErrorReason detail = ErrorReason::kUnspecified;
+  // BREAKER_OPEN: the wall time since when vPIC is unreachable (rule 13).
+  absl::Time unreachable_since = absl::InfinitePast();
 };
 
 // A failure of `reason`, retryable as its table row says.
-Failure FailureOf(FailureReason reason, std::string message);
+Failure FailureOf(FailureReason reason, std::string message,
+                  ErrorReason detail = ErrorReason::kUnspecified);
 
-// How a decode says that the circuit breaker found vPIC unreachable (rule
-// 13): its failure message, or the note of an answer that stood in for the
-// live decode, holds this phrase followed by the UTC time since when
-// ("2026-12-03T14:02:11Z"). vinctl reads it back for its progress line.
+// The failure's ErrorInfo reason: its detail, or its reason's default.
+ErrorReason ReasonOf(const Failure& failure);
+
+// How the circuit breaker's failure message (rule 13) begins its sentence
+// on vPIC, for people; programs read Failure::unreachable_since (and
+// FailedEvent.upstream_unreachable_since, the note kUnreachableNote).
 inline constexpr char kUnreachableSince[] = "vPIC is unreachable since ";
-// The time text after kUnreachableSince in `text`, or "" when absent.
-std::string UnreachableSince(const std::string& text);
+
+// The code of the note an answer that stood in for a live decode carries
+// when the breaker found vPIC unreachable: its message is the RFC 3339 UTC
+// time since when ("2026-12-03T14:02:11Z").
+inline constexpr char kUnreachableNote[] = "vpic_unreachable_since";
+
+// RFC 3339 UTC to the second, as kUnreachableNote carries it.
+std::string UtcSeconds(absl::Time t);
 
 }  // namespace domain
 

@@ -56,8 +56,7 @@ void Answerer::Fail(Waiter& w, const Failure& failure,
     }
   }
   if (SnapshotAnswersAfter(w.source, failure.reason)) {
-    if (auto answer =
-            SnapshotAnswerFor(key, warnings, failure.attempts, failure.message)) {
+    if (auto answer = SnapshotAnswerFor(key, warnings, &failure)) {
       w.listener->OnDone(std::move(answer));
       Release(w);
       return;
@@ -70,13 +69,14 @@ void Answerer::Fail(Waiter& w, const Failure& failure,
 void Answerer::AnswerFromSnapshot(Waiter& w, const coalesce::FlightKey& key,
                                   const std::vector<vpic::Note>& warnings) {
   OweQueued(w);
-  if (auto answer = SnapshotAnswerFor(key, warnings, 0, "")) {
+  if (auto answer = SnapshotAnswerFor(key, warnings, nullptr)) {
     Done(w, std::move(answer));
     return;
   }
   Fail(w,
-       {FailureReason::kNoSnapshot,
-        "the offline vPIC snapshot could not decode this VIN", false},
+       domain::FailureOf(FailureReason::kNoSnapshot,
+                         "the offline vPIC snapshot could not decode this VIN",
+                         domain::ErrorReason::kSnapshotCannotDecode),
        key, warnings);
 }
 
@@ -91,11 +91,11 @@ std::shared_ptr<const DecodeResult> Answerer::StaleAnswerFor(
 
 std::shared_ptr<const DecodeResult> Answerer::SnapshotAnswerFor(
     const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
-    int attempts, const std::string& live_failure) {
+    const Failure* live_failure) {
   if (deps_.snapshots == nullptr) return nullptr;
   std::shared_ptr<const snapshot::Snapshot> snap = deps_.snapshots->Current();
   if (snap == nullptr) return nullptr;
-  return SnapshotAnswer(*snap, key, warnings, attempts, live_failure,
+  return SnapshotAnswer(*snap, key, warnings, live_failure,
                         deps_.clock->WallNow(), deps_.encoder);
 }
 

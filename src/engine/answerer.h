@@ -95,7 +95,7 @@ class Answerer {
       const coalesce::FlightKey& key, const Failure& failure);
   std::shared_ptr<const DecodeResult> SnapshotAnswerFor(
       const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
-      int attempts, const std::string& live_failure);
+      const Failure* live_failure);
   void OweQueued(Waiter& w);
   void Release(Waiter& w);
 

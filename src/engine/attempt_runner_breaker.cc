@@ -32,15 +32,18 @@ Failure AttemptRunner::Unreachable(absl::Time now, int attempts) const {
       clock_->WallNow() - (now - breaker_.unreachable_since());
   Failure f{FailureReason::kUpstreamUnavailable,
             absl::StrCat(
-                domain::kUnreachableSince,
-                absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", since, absl::UTCTimeZone()),
+                domain::kUnreachableSince, domain::UtcSeconds(since),
                 " (the circuit breaker is open after ",
                 options_.breaker.failures, " failed requests in a row",
                 opened_by_.empty() ? "" : " on another replica of the fleet",
-                ", the last: ",
-                DescribeUpstreamError(last_broken_),
+                ", the last: ", DescribeUpstreamError(last_broken_),
                 "); the next probe of vPIC is in ", absl::FormatDuration(wait)),
-            true, attempts, last_broken_, wait};
+            true,
+            attempts,
+            last_broken_,
+            wait};
+  f.detail = domain::ErrorReason::kBreakerOpen;
+  f.unreachable_since = since;
   return f;
 }
 

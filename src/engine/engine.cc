@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "domain/limits.h"
+#include "engine/invalid_reason.h"
 #include "engine/source_policy.h"
 #include "vpic/client.h"
 
@@ -135,8 +136,9 @@ Admission Engine::Submit(const DecodeRequest& request,
                          DecodeListener* listener) {
   auto valid = vin::Validate(request.vin, request.check_digit_policy);
   if (!valid.ok()) {
-    return Admission::Refused({FailureReason::kInvalidVin,
-                               std::string(valid.status().message()), false});
+    return Admission::Refused(domain::FailureOf(
+        FailureReason::kInvalidVin, std::string(valid.status().message()),
+        InvalidReasonOf(valid.status())));
   }
   // Rule 19: a hint the VIN's position 10 cannot mean is refused here, so
   // that it is never a cache key nor an upstream request. (No hint, no
@@ -147,7 +149,8 @@ Admission Engine::Submit(const DecodeRequest& request,
             domain::LastModelYear(absl::Now()));
         !year.ok()) {
       return Admission::Refused(domain::FailureOf(
-          FailureReason::kInvalidRequest, std::string(year.message())));
+          FailureReason::kInvalidRequest, std::string(year.message()),
+          InvalidReasonOf(year)));
     }
   }
   const SourcePreference source = Resolve(request.source_preference);

@@ -32,6 +32,7 @@ Failure RetryFailure(const RetryDecision& decision, const RetryInput& in,
   const std::string what = DescribeUpstreamError(error);
   switch (decision.kind) {
     case Kind::kRetryAfterTooLong:
+      f.detail = domain::ErrorReason::kRateLimited;
       f.message = absl::StrCat(
           "vPIC asked to retry after ", absl::FormatDuration(decision.delay),
           ", longer than this server waits (",
@@ -43,6 +44,7 @@ Failure RetryFailure(const RetryDecision& decision, const RetryInput& in,
                                what, ")");
       break;
     case Kind::kBudgetRefused:
+      f.detail = domain::ErrorReason::kRetryBudgetExhausted;
       f.message = absl::StrCat(
           "vPIC is failing (", what, ") and this server's retry budget "
           "(--retry_budget) is spent, so this decode was not retried after "

@@ -32,6 +32,18 @@ bool StaleAnswersAfter(SourcePreference source, FailureReason reason) {
          reason == FailureReason::kDeadlineExceeded;
 }
 
+namespace {
+
+// A program's way to see that the breaker found vPIC unreachable (rule 13)
+// in an answer that stood in: the time, never a sentence to parse.
+void NoteUnreachable(const Failure& failure, std::vector<vpic::Note>* notes) {
+  if (domain::ReasonOf(failure) != domain::ErrorReason::kBreakerOpen) return;
+  notes->push_back({domain::kUnreachableNote,
+                    domain::UtcSeconds(failure.unreachable_since)});
+}
+
+}  // namespace
+
 std::shared_ptr<const DecodeResult> StaleAnswer(
     const DecodeResult& cached, absl::Duration age, const Failure& failure,
     const ResultEncoder& encoder, const ResultDecoder& decoder) {
@@ -52,6 +64,7 @@ std::shared_ptr<const DecodeResult> StaleAnswer(
                     " old (older than --cache_ttl) because the live decode "
                     "failed: ",
                     failure.message)});
+  NoteUnreachable(failure, &result->notes);
   result->encoded = nullptr;
   if (encoder) {
     result->encoded = std::make_shared<const std::string>(encoder(*result));
@@ -61,9 +74,8 @@ std::shared_ptr<const DecodeResult> StaleAnswer(
 
 std::shared_ptr<const DecodeResult> SnapshotAnswer(
     const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
-    const std::vector<vpic::Note>& warnings, int attempts,
-    const std::string& live_failure, absl::Time wall_now,
-    const ResultEncoder& encoder) {
+    const std::vector<vpic::Note>& warnings, const Failure* live_failure,
+    absl::Time wall_now, const ResultEncoder& encoder) {
   const int reference_year = static_cast<int>(
       absl::ToCivilYear(wall_now, absl::UTCTimeZone()).year());
   auto decoded = snap.Decode(key.vin, key.model_year, reference_year);
@@ -72,15 +84,16 @@ std::shared_ptr<const DecodeResult> SnapshotAnswer(
   result->vin = key.vin;
   result->vehicle = std::move(decoded->vehicle);
   result->source = Source::kSnapshot;
-  result->attempts = attempts;
+  result->attempts = live_failure != nullptr ? live_failure->attempts : 0;
   result->notes = warnings;
   for (auto& n : decoded->notes) result->notes.push_back(std::move(n));
-  if (!live_failure.empty()) {
+  if (live_failure != nullptr) {
     result->notes.push_back(
         {"live_failure",
          absl::StrCat("answered from the offline snapshot because the live "
                       "decode failed: ",
-                      live_failure)});
+                      live_failure->message)});
+    NoteUnreachable(*live_failure, &result->notes);
   }
   result->decode_time = wall_now;
   if (encoder) {

@@ -39,7 +39,8 @@ bool StaleAnswersAfter(SourcePreference source, FailureReason reason);
 
 // A stale cache answer `age` old standing in for a live decode that failed
 // with `failure`: source CACHE, its original decode_time, the attempts the
-// live path made, and a `stale` note with its age and the reason. With an
+// live path made, and a `stale` note with its age and the reason (and
+// kUnreachableNote when the breaker was open). With an
 // encoder, re-encoded (the bytes read back with `decoder` when the answer
 // is only bytes); null when those bytes do not read back.
 std::shared_ptr<const DecodeResult> StaleAnswer(
@@ -47,14 +48,13 @@ std::shared_ptr<const DecodeResult> StaleAnswer(
     const ResultEncoder& encoder, const ResultDecoder& decoder);
 
 // The snapshot's answer for `key` (source SNAPSHOT, a `live_failure` note
-// when it stands in for a failed live decode), or nullptr when the snapshot
-// cannot decode the VIN. `wall_now` gives the answer's decode_time and the
-// reference year of the model-year rules.
+// when it stands in for `live_failure`, a failed live decode), or nullptr
+// when the snapshot cannot decode the VIN. `wall_now` gives the answer's
+// decode_time and the reference year of the model-year rules.
 std::shared_ptr<const DecodeResult> SnapshotAnswer(
     const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
-    const std::vector<vpic::Note>& warnings, int attempts,
-    const std::string& live_failure, absl::Time wall_now,
-    const ResultEncoder& encoder);
+    const std::vector<vpic::Note>& warnings, const Failure* live_failure,
+    absl::Time wall_now, const ResultEncoder& encoder);
 
 }  // namespace engine
 

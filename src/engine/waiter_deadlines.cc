@@ -41,6 +41,7 @@ Failure GateWaitFailure(int attempts, absl::Duration wait,
                         const upstream::UpstreamBudget& budget,
                         absl::Time now) {
   Failure failure{FailureReason::kUpstreamUnavailable, "", true, attempts};
+  failure.detail = domain::ErrorReason::kRateLimited;
   failure.retry_delay = std::max(absl::ZeroDuration(), wait);
   const double rate = budget.EffectiveRatePerMinute();
   const std::string why =

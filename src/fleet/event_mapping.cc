@@ -205,6 +205,14 @@ std::string EncodeEvent(const FleetEvent& e) {
         ErrorToProto(*e.failure.last_error, f->mutable_last_error());
       }
       DurationToProto(e.failure.retry_delay, f->mutable_retry_delay());
+      if (e.failure.detail != domain::ErrorReason::kUnspecified) {
+        f->set_reason_detail(
+            std::string(domain::ErrorReasonName(e.failure.detail)));
+      }
+      if (e.failure.unreachable_since != absl::InfinitePast()) {
+        TimeToProto(e.failure.unreachable_since,
+                    f->mutable_unreachable_since());
+      }
       break;
     }
     case FleetEvent::Kind::kBreakerOpened: {
@@ -261,6 +269,14 @@ absl::StatusOr<FleetEvent> DecodeEvent(absl::string_view bytes) {
       e.failure.attempts = f.attempts();
       if (f.has_last_error()) e.failure.last_error = ErrorFromProto(f.last_error());
       e.failure.retry_delay = DurationFromProto(f.retry_delay());
+      if (!f.reason_detail().empty()) {
+        const auto detail = domain::ErrorReasonNamed(f.reason_detail());
+        if (!detail) return Bad("unknown failure reason detail");
+        e.failure.detail = *detail;
+      }
+      if (f.has_unreachable_since()) {
+        e.failure.unreachable_since = TimeFromProto(f.unreachable_since());
+      }
       break;
     }
     case FleetEvent::Kind::kBreakerOpened: {

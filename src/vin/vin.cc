@@ -13,6 +13,18 @@
 namespace vin {
 namespace {
 
+// The status payload that carries a Problem (one digit).
+constexpr char kProblemPayload[] = "vin.Problem";
+
+absl::Status Invalid(Problem problem, absl::string_view message) {
+  absl::Status status = absl::InvalidArgumentError(message);
+  status.SetPayload(
+      kProblemPayload,
+      absl::Cord(
+          std::string(1, static_cast<char>('0' + static_cast<int>(problem)))));
+  return status;
+}
+
 constexpr size_t kVinLength = 17;
 constexpr size_t kCheckDigitIndex = 8;  // position 9
 constexpr size_t kModelYearIndex = 9;   // position 10
@@ -60,13 +72,15 @@ absl::Status CheckCharacter(char c, size_t index) {
   }
   if (c >= 'A' && c <= 'Z') {
     if (c == 'I' || c == 'O' || c == 'Q') {
-      return absl::InvalidArgumentError(
+      return Invalid(
+          Problem::kCharacter,
           absl::StrCat("VIN position ", index + 1, " is ", DescribeChar(c),
                        ": the letters I, O and Q are never used in VINs"));
     }
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(
+  return Invalid(
+      Problem::kCharacter,
       absl::StrCat("VIN position ", index + 1, " is ", DescribeChar(c),
                    ": only digits and letters are allowed"));
 }
@@ -83,6 +97,17 @@ std::string CheckDigitMessage(char found, char computed) {
 }
 
 }  // namespace
+
+Problem ProblemOf(const absl::Status& status) {
+  if (status.ok()) return Problem::kNone;
+  const absl::optional<absl::Cord> p = status.GetPayload(kProblemPayload);
+  if (!p || p->size() != 1) return Problem::kNone;
+  const int n = static_cast<unsigned char>((*p)[0]) - '0';
+  if (n < 0 || n > static_cast<int>(Problem::kModelYearHint)) {
+    return Problem::kNone;
+  }
+  return static_cast<Problem>(n);
+}
 
 std::string Normalize(absl::string_view input) {
   return absl::AsciiStrToUpper(absl::StripAsciiWhitespace(input));
@@ -123,19 +148,21 @@ absl::Status CheckModelYearHint(absl::string_view vin17, int year, int first,
       vin17.size() > kModelYearIndex ? vin17[kModelYearIndex] : '\0';
   if (!IsModelYearCode(code)) {
     if (year >= first && year <= last) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat("model_year must be 0 (no hint) or between ", first,
-                     " and ", last, ", got ", year));
+    return Invalid(Problem::kModelYearHint,
+                   absl::StrCat("model_year must be 0 (no hint) or between ",
+                                first, " and ", last, ", got ", year));
   }
   const std::vector<int> years = ModelYearsOf(code, first, last);
   for (int y : years) {
     if (y == year) return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "model_year ", year, " does not fit this VIN: position 10 is ",
-      DescribeChar(code), ", which stands for ",
-      years.empty() ? std::string("no year") : absl::StrJoin(years, " or "),
-      " (between ", first, " and ", last, "); send one of those, or 0"));
+  return Invalid(
+      Problem::kModelYearHint,
+      absl::StrCat(
+          "model_year ", year, " does not fit this VIN: position 10 is ",
+          DescribeChar(code), ", which stands for ",
+          years.empty() ? std::string("no year") : absl::StrJoin(years, " or "),
+          " (between ", first, " and ", last, "); send one of those, or 0"));
 }
 
 absl::StatusOr<ValidatedVin> Validate(absl::string_view input,
@@ -144,7 +171,7 @@ absl::StatusOr<ValidatedVin> Validate(absl::string_view input,
   result.vin = Normalize(input);
   const std::string& vin = result.vin;
 
-  if (vin.empty()) return absl::InvalidArgumentError("VIN is empty");
+  if (vin.empty()) return Invalid(Problem::kLength, "VIN is empty");
 
   if (vin.size() != kVinLength) {
     std::string message =
@@ -154,7 +181,7 @@ absl::StatusOr<ValidatedVin> Validate(absl::string_view input,
                       " bytes, some of them non-ASCII (only digits and "
                       "letters are allowed)");
     }
-    return absl::InvalidArgumentError(message);
+    return Invalid(Problem::kLength, message);
   }
 
   for (size_t i = 0; i < vin.size(); ++i) {
@@ -166,7 +193,7 @@ absl::StatusOr<ValidatedVin> Validate(absl::string_view input,
   if (!IsModelYearCode(year_code)) {
     std::string message = ModelYearMessage(year_code);
     if (policy == CheckDigitPolicy::kEnforce) {
-      return absl::InvalidArgumentError(message);
+      return Invalid(Problem::kModelYearCode, message);
     }
     result.warnings.push_back({"model_year", std::move(message)});
   }
@@ -176,7 +203,7 @@ absl::StatusOr<ValidatedVin> Validate(absl::string_view input,
   if (found != computed) {
     std::string message = CheckDigitMessage(found, computed);
     if (policy == CheckDigitPolicy::kEnforce) {
-      return absl::InvalidArgumentError(message);
+      return Invalid(Problem::kCheckDigit, message);
     }
     result.warnings.push_back({"check_digit", std::move(message)});
   }

@@ -24,6 +24,19 @@ struct ValidatedVin {
   std::vector<Warning> warnings;  // empty under ENFORCE
 };
 
+// Which rule an error of Validate or CheckModelYearHint broke, so that
+// callers can name it without reading the message (the ErrorInfo reasons
+// INVALID_VIN_LENGTH ... INVALID_MODEL_YEAR).
+enum class Problem {
+  kNone,           // OK, or a status these functions did not make
+  kLength,         // empty, or not 17 characters
+  kCharacter,      // I, O, Q, or not a digit or letter
+  kModelYearCode,  // position 10 is no model-year code
+  kCheckDigit,     // position 9 is not the computed check digit
+  kModelYearHint,  // a hint position 10 cannot mean
+};
+Problem ProblemOf(const absl::Status& status);
+
 // Trims surrounding ASCII white space and upper-cases ASCII letters.
 std::string Normalize(absl::string_view input);
 

@@ -149,6 +149,17 @@ TEST_F(AttackTenantTest, AnyBytesInTheTenantLeaveEveryScrapeValid) {
                                              "~")));
     EXPECT_THAT(text, HasSubstr("tenant=\"a\\\"b\\\\c\""));
   }
+  // What every target exposes, and the gateway's requests by route.
+  std::string text;
+  Scrape(&text);
+  for (const char* family :
+       {"vin_build_info{version=\"", "process_cpu_seconds_total ",
+        "process_resident_memory_bytes ", "process_open_fds ",
+        "process_start_time_seconds ",
+        "vin_http_request_duration_seconds_count{route=\"vpic_values\","
+        "code=\"200\"} 3"}) {
+    EXPECT_THAT(text, HasSubstr(family));
+  }
 }
 
 // --interactive_tenants: a stream or list of VINs is interactive only for

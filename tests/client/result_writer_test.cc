@@ -192,15 +192,6 @@ TEST(Progress, LineWithAndWithoutEta) {
               testing::HasSubstr("40 waiting for the rate cap (up to 0s), "));
 }
 
-TEST(Progress, TheServersUnreachableSinceIsReadBack) {
-  EXPECT_EQ(domain::UnreachableSince(
-                "answered from the offline snapshot because the live decode "
-                "failed: vPIC is unreachable since 2026-12-03T14:02:11Z (the "
-                "circuit breaker is open ...)"),
-            "2026-12-03T14:02:11Z");
-  EXPECT_EQ(domain::UnreachableSince("vPIC still failing after 4 attempts"), "");
-}
-
 TEST(Progress, Summary) {
   BatchSummary s;
   s.records = 7;

@@ -84,7 +84,8 @@ TEST_F(FairShareHttpTest, AUnaryCallGoesAheadOfAFeedsBacklog) {
   EXPECT_EQ(m.at("vin_upstream_tenant_vins_total{tenant=\"default\",priority=\"bulk\"}"), 3000);
   EXPECT_EQ(m.at("vin_upstream_wait_seconds_count{priority=\"interactive\"}"), 5);
   EXPECT_EQ(m.at("vin_upstream_wait_seconds_count{priority=\"bulk\"}"), 3000);
-  EXPECT_EQ(m.at("vin_upstream_bulk_share"), 1) << "no peak hours in the fixture";
+  EXPECT_EQ(m.at("vin_upstream_bulk_share_ratio"), 1)
+      << "no peak hours in the fixture";
 }
 
 // Tenant A with four streams and tenant B with one, both with backlogs:

@@ -4,14 +4,13 @@
 #include <unistd.h>
 
 #include <cstdio>
-
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/redis_server.h"
@@ -33,6 +32,42 @@ std::pair<absl::optional<int>, std::string> RunServer(
     server.Signal(SIGTERM);
   }
   return {server.Wait(absl::Seconds(20)), line.value_or("")};
+}
+
+// README "Configuration": VIN_<FLAG> variables and --flagfile, the
+// command line winning over the environment.
+TEST(FlagSources, TheEnvironmentAndAFlagFileSetFlags) {
+  const auto run = [](std::vector<std::string> argv) {
+    testing_util::Subprocess server;
+    EXPECT_TRUE(server.Start(argv));
+    auto line =
+        server.WaitForLine("vin-server:|listening on", absl::Seconds(20));
+    if (line && line->find("listening on") != std::string::npos) {
+      server.Signal(SIGTERM);
+    }
+    return std::make_pair(server.Wait(absl::Seconds(20)), line.value_or(""));
+  };
+  auto [status, line] =
+      run({"/usr/bin/env", "VIN_SOURCE_PREFERENCE=bogus", "VIN_NOT_A_FLAG=1",
+           VIN_SERVER_BIN, "--listen=127.0.0.1:0"});
+  EXPECT_EQ(status, 2);
+  EXPECT_THAT(line, HasSubstr("--source_preference must be"))
+      << "read from VIN_";
+  std::tie(status, line) =
+      run({"/usr/bin/env", "VIN_SOURCE_PREFERENCE=bogus", VIN_SERVER_BIN,
+           "--listen=127.0.0.1:0", "--source_preference=live_only"});
+  EXPECT_THAT(line, HasSubstr("listening on")) << "the command line wins";
+  EXPECT_EQ(status, 0);
+  const std::string file = testing::TempDir() + "/vin-server.flags";
+  FILE* f = fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs("# a comment\n--listen=127.0.0.1:0\n--source_preference=bogus\n", f);
+  fclose(f);
+  std::tie(status, line) =
+      run({VIN_SERVER_BIN, absl::StrCat("--flagfile=", file)});
+  EXPECT_EQ(status, 2);
+  EXPECT_THAT(line, HasSubstr("--source_preference must be"))
+      << "read from the file";
 }
 
 TEST(SourcePreferenceFlag, EveryNameOfTheProtosEnumIsAccepted) {

@@ -280,6 +280,11 @@ TEST_F(HttpGatewayTest, PathTricksFormsAndLimitsAre4xxAndNothingIsForwarded) {
   EXPECT_EQ(r.status, 413) << r.body;
   r = HttpCall(port_, "GET", "/api/vehicles/DecodeVINValuesBatch/");
   EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.Header("Allow"), "POST");
+  r = HttpCall(port_, "DELETE",
+               absl::StrCat("/api/vehicles/DecodeVinValues/", vin));
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.Header("Allow"), "GET, HEAD");
   // A head larger than the limit.
   r = Get(absl::StrCat("/api/vehicles/DecodeVinValues/", vin),
           {absl::StrCat("X-Padding: ", std::string(20000, 'x'))});

@@ -2,24 +2,24 @@
 // POST /v1/decode in protobuf's JSON mapping, the NDJSON stream of
 // /v1/decode:batch and a client that leaves it, and CORS for browser pages
 // on other origins.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/http_client.h"
 #include "testing/scrape.h"
-#include "tests/server/http_fixture.h"
 #include "testing/vin_gen.h"
+#include "tests/server/http_fixture.h"
 
 namespace server {
 namespace {
@@ -55,9 +55,15 @@ TEST_F(HttpGatewayTest, V1DecodeSpeaksTheProtobufJsonMapping) {
   EXPECT_EQ(j["code"], 3) << "INVALID_ARGUMENT";
   EXPECT_FALSE(j["message"].get<std::string>().empty());
   // Not a DecodeRequest: 400 saying so.
-  r = HttpCall(port_, "POST", "/v1/decode", "{\"vim\": 1}");
+  r = HttpCall(port_, "POST", "/v1/decode", "{\"vin\": [1]}");
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("vin.v1.DecodeRequest"), std::string::npos) << r.body;
+  // A field this server does not know is ignored, as grpc-gateway does (a
+  // client built against a newer contract still works).
+  r = HttpCall(port_, "POST", "/v1/decode",
+               absl::StrCat("{\"vin\": \"", kFord,
+                            "\", \"modelYear\": 2021, \"comingSoon\": true}"));
+  EXPECT_EQ(r.status, 200) << r.body;
   // Unavailable: 503 with RetryInfo among the details.
   const std::string down = ValidVin(91);
   Script(down, "429:7");
@@ -66,7 +72,12 @@ TEST_F(HttpGatewayTest, V1DecodeSpeaksTheProtobufJsonMapping) {
   j = Body(r);
   EXPECT_EQ(j["code"], 14) << "UNAVAILABLE";
   ASSERT_TRUE(j.contains("details")) << r.body;
-  EXPECT_EQ(j["details"][0]["@type"], "type.googleapis.com/google.rpc.RetryInfo");
+  // (ErrorInfo comes first, then RetryInfo: "Errors a program can read".)
+  std::vector<std::string> types;
+  for (const Json& d : j["details"]) types.push_back(d.value("@type", ""));
+  EXPECT_THAT(types,
+              testing::Contains("type.googleapis.com/google.rpc.RetryInfo"))
+      << r.body;
   EXPECT_FALSE(r.Header("Retry-After").empty());
   r = HttpCall(port_, "GET", "/v1/decode");
   EXPECT_EQ(r.status, 405);

@@ -186,8 +186,9 @@ TEST_F(HttpGatewayTest, AStreamWhoseBodyIsCutShortEndsWithAnErrorLine) {
     std::string name, after, says;
   };
   for (const Case& c : std::vector<Case>{
-           {"stalled", "", "\"code\":408"},
-           {"a bad chunk", "zz\r\nnot hex\r\n", "\"code\":400"},
+           {"stalled", "", "\"reason\":\"REQUEST_TIMEOUT\""},
+           {"a bad chunk", "zz\r\nnot hex\r\n",
+            "\"reason\":\"MALFORMED_REQUEST\""},
        }) {
     const std::string answer =
         RawExchange(port_, head + chunk + c.after, absl::Seconds(10));
@@ -202,6 +203,9 @@ TEST_F(HttpGatewayTest, AStreamWhoseBodyIsCutShortEndsWithAnErrorLine) {
       failed += absl::StrContains(e, "INVALID_VIN") ? 1 : 0;
     }
     EXPECT_EQ(failed, 2) << c.name << ": both lines read are answered";
+    // The last line: {"error": a google.rpc.Status with its ErrorInfo}.
+    EXPECT_THAT(events.back(), testing::StartsWith("{\"error\":{\"code\":"))
+        << c.name;
     EXPECT_THAT(events.back(), HasSubstr(c.says)) << c.name;
     EXPECT_THAT(events.back(),
                 HasSubstr("the 2 items read before are answered above, the "

@@ -60,6 +60,23 @@ TEST(HttpRoutes, WhatIsNotServedSaysWhy) {
   }
 }
 
+// A 405 says which methods the path takes (its Allow header); every GET
+// path takes HEAD too.
+TEST(HttpRoutes, AWrongMethodIsToldTheAllowedOnes) {
+  EXPECT_EQ(RouteOf("POST", "/api/vehicles/DecodeVinValues/X").allow,
+            "GET, HEAD");
+  EXPECT_EQ(RouteOf("DELETE", "/").allow, "GET, HEAD");
+  EXPECT_EQ(RouteOf("GET", "/v1/decode").allow, "POST");
+  EXPECT_EQ(RouteOf("PUT", "/api/vehicles/DecodeVINValuesBatch/").allow,
+            "POST");
+  EXPECT_EQ(MetricsRouteOf("POST", "/metrics").allow, "GET, HEAD");
+  for (const char* path : {"/", "/openapi.json", "/api/vehicles/DecodeVin/X",
+                           "/api/vehicles/DecodeVinValuesExtended/X"}) {
+    EXPECT_EQ(RouteOf("HEAD", path).status, 200) << path;
+    EXPECT_EQ(RouteOf("HEAD", path).kind, RouteOf("GET", path).kind) << path;
+  }
+}
+
 TEST(HttpRoutes, TheBatchFormAsVpicTakesIt) {
   auto e = ParseBatchForm("format=json&DATA=AAA%2C2011%3BBBB;+CCC+,2020", "", 50);
   ASSERT_TRUE(e.ok()) << e.status();
