@@ -27,6 +27,9 @@ packages=(
   # commands the scripts, tests and benchmarks run
   python3 curl openssl gzip tar procps util-linux redis-server redis-tools wrk nginx-light
   chromium fonts-dejavu-core
+  # the stubs of buf.gen.yaml (protoc and grpc_python_plugin are above) and
+  # the Python client example (tests/python/example_test.sh)
+  python3-grpcio python3-protobuf protoc-gen-go protoc-gen-go-grpc
   nodejs npm
 )
 

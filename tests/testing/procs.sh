@@ -1,5 +1,6 @@
 # Shell helpers for scripts that run fake-vpic and vin-server as processes
-# on loopback (sourced by tests/server/terminal_test.sh and bench/).
+# on loopback (sourced by tests/server/terminal_test.sh,
+# tests/python/example_test.sh and bench/).
 # They set globals: fake_pid, vpic_url, server_pid, port. The caller's EXIT
 # trap should call stop_procs.
 
