@@ -79,7 +79,8 @@ void Engine::Unreachable() {
 
 void Engine::FailUnreachable(Flight* f,
                              absl::optional<vpic::UpstreamError> error) {
-  Failure failure = attempts_.Unreachable(clock_->Now(), f->state.attempts);
+  Failure failure =
+      attempts_.breaker().Unreachable(clock_->Now(), f->state.attempts);
   if (error) {
     failure.last_error = std::move(error);
   } else if (f->state.last_retrying) {
@@ -135,7 +136,8 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
     FailFlight(f, std::move(failure));
     return;
   }
-  if (attempts_.Refuses(now)) {  // no RETRYING for a retry that cannot come
+  // No RETRYING for a retry that cannot come.
+  if (attempts_.breaker().Refuses(now)) {
     FailUnreachable(f, outcome.error);
     return;
   }

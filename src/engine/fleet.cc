@@ -75,7 +75,7 @@ void Engine::BreakerElsewhere(const FleetEvent& event) {
   FleetEvent e = event;
   e.breaker.cooldown = std::clamp(e.breaker.cooldown, absl::ZeroDuration(),
                                   options_.breaker.cooldown_max);
-  attempts_.FromFleet(e);
+  attempts_.breaker().FromFleet(e);
 }
 
 }  // namespace engine

@@ -61,13 +61,14 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     answerer_.Fail(waiter, DeadlinePassedBeforeStartFailure(), key, warnings);
     return;
   }
-  if (options_.fleet == nullptr && attempts_.Refuses(now) &&
+  if (options_.fleet == nullptr && attempts_.breaker().Refuses(now) &&
       table_.Find(key) == nullptr) {
     // The breaker is open and no flight runs for the key: the waiter
     // leaves the live path before one would be made (the fleet, when
     // there is one, is still asked: another replica may hold the answer).
     answerer_.CountMiss();
-    answerer_.Fail(waiter, attempts_.Unreachable(now, 0), key, warnings);
+    answerer_.Fail(waiter, attempts_.breaker().Unreachable(now, 0), key,
+                   warnings);
     return;
   }
   const absl::Time leave_at = LeaveLivePathAt(
@@ -128,7 +129,8 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
 
 void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
   const absl::Time now = clock_->Now();
-  if (attempts_.Refuses(now)) {  // the breaker is open: no attempt at all
+  // The breaker is open: no attempt at all.
+  if (attempts_.breaker().Refuses(now)) {
     FailUnreachable(f, absl::nullopt);
     return;
   }

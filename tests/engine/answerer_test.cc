@@ -19,10 +19,17 @@ const coalesce::FlightKey kKey{"1FTMW1T88MFA00001", 0};
 class AnswererTest : public testing::Test {
  protected:
   AnswererTest()
-      : scheduler_(&clock_),
-        cache_(10, absl::Hours(1)),
-        answerer_({&clock_, &cache_, &metrics_, nullptr, {}, &scheduler_,
-                   &admitted_}) {}
+      : scheduler_(&clock_), cache_(10, absl::Hours(1)), answerer_(Deps()) {}
+
+  Answerer::Deps Deps() {
+    Answerer::Deps d;
+    d.clock = &clock_;
+    d.cache = &cache_;
+    d.metrics = &metrics_;
+    d.scheduler = &scheduler_;
+    d.admitted = &admitted_;
+    return d;
+  }
 
   // A waiter as the engine admits one: counted, with a deadline timer.
   Waiter Admit(RecordingListener* l, SourcePreference source) {
