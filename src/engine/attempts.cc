@@ -180,7 +180,7 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
   if (f->waiters.size() > leaving.size()) {
     if (options_.observer) options_.observer->OnRetryScheduled(key.vin, retrying);
     for (auto& [id, w] : f->waiters) {
-      if (w.deadline >= f->state.retry_at) w.listener->OnRetrying(retrying);
+      if (w.deadline >= f->state.retry_at) answerer_.Retry(w, retrying);
     }
   }
   // The last one out abandons the flight, cancelling the wake-up.

@@ -92,7 +92,6 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
     return;
   }
   answerer_.CountMiss();
-  metrics_->coalesced_waiters.Add();
   // A flight counts for the most urgent of its waiters (rule 17): one that
   // waits at the gate moves to that priority, keeping its place.
   if (domain::MoreUrgent(w.priority, f->state.priority) != f->state.priority) {
@@ -118,7 +117,7 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
                               ? attempts_.EstimatedStart(f->state.ticket, now)
                               : now;
   answerer_.Queue(w, QueuedFor(true, turn, now, attempts_, f->state.priority));
-  if (f->state.last_retrying) w.listener->OnRetrying(*f->state.last_retrying);
+  if (f->state.last_retrying) answerer_.Retry(w, *f->state.last_retrying);
   const absl::Time start = NextStart(*f, now);
   if (leave_at < start) {
     RemoveWaiter(id, LateFailure(*f, start, now));

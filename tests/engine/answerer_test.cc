@@ -64,6 +64,36 @@ TEST_F(AnswererTest, QueuedIsSentOnceAndBeforeTheTerminalEvent) {
   EXPECT_TRUE(l.events()[0].queued.coalesced);
 }
 
+TEST_F(AnswererTest, AWaiterToldItSharesAFlightIsCountedOnce) {
+  RecordingListener joined, alone;
+  Waiter j = Admit(&joined, SourcePreference::kLiveOnly);
+  Waiter a = Admit(&alone, SourcePreference::kLiveOnly);
+  Queued coalesced;
+  coalesced.coalesced = true;
+  answerer_.Queue(j, coalesced);
+  answerer_.Queue(j, coalesced);  // already queued: neither sent nor counted
+  answerer_.Queue(a, {});
+  EXPECT_EQ(metrics_.coalesced_waiters.value(), 1u);
+  answerer_.Fail(j, {FailureReason::kCancelled, "gone", false}, kKey, {});
+  answerer_.Fail(a, {FailureReason::kCancelled, "gone", false}, kKey, {});
+}
+
+TEST_F(AnswererTest, RetryingComesAfterTheQueued) {
+  RecordingListener queued, owed;
+  Waiter q = Admit(&queued, SourcePreference::kLiveOnly);
+  Waiter o = Admit(&owed, SourcePreference::kLiveOnly);
+  answerer_.Queue(q, {});
+  const Retrying retrying{
+      1, absl::Milliseconds(250), {503, "http", "HTTP 503"}};
+  answerer_.Retry(q, retrying);
+  answerer_.Retry(o, retrying);
+  EXPECT_THAT(queued.kinds(), ElementsAre("queued", "retrying"));
+  EXPECT_THAT(owed.kinds(), ElementsAre("queued", "retrying"));
+  EXPECT_EQ(queued.events()[1].retrying.next_delay, absl::Milliseconds(250));
+  answerer_.Fail(q, {FailureReason::kCancelled, "gone", false}, kKey, {});
+  answerer_.Fail(o, {FailureReason::kCancelled, "gone", false}, kKey, {});
+}
+
 TEST_F(AnswererTest, AFailureBeforeAnyQueuedSendsTheOwedQueuedFirst) {
   RecordingListener l;
   Waiter w = Admit(&l, SourcePreference::kLiveOnly);
