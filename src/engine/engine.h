@@ -31,6 +31,7 @@
 #include "engine/engine_options.h"
 #include "engine/fleet_backend.h"
 #include "engine/fleet_coordinator.h"
+#include "engine/flight_state.h"
 #include "engine/result_cache.h"
 #include "engine/types.h"
 #include "engine/waiter_deadlines.h"
@@ -135,27 +136,6 @@ class Engine : private AttemptRunner::Flights,
                     absl::Duration timeout) const;
 
  private:
-  struct FlightState {
-    std::vector<vpic::Note> warnings;  // local validation notes
-    int attempts = 0;
-    absl::Duration prev_delay;          // the jitter's `prev`
-    retry::Scheduler::TimerId wakeup = 0;  // stagger or retry wake-up
-    absl::Time retry_at = absl::InfinitePast();  // set while waiting to retry
-    upstream::UpstreamGate::Seq ticket = 0;  // set while queued at the gate
-    upstream::UpstreamGate::Seq place = 0;   // its place there, kept for retries
-    vpic::UpstreamClient::RequestId request = 0;  // attempt in progress
-    absl::optional<Retrying> last_retrying;
-    absl::Time started;
-    // The waiter that created the flight. While the fleet decides who
-    // decodes it, its QUEUED waits for that answer (coalesced or not), with
-    // its stagger request.
-    WaiterId creator = 0;
-    bool stagger = false;
-    // Rule 17: the most urgent priority among its waiters, and the tenant
-    // it counts for (the first waiter's of that priority).
-    domain::Priority priority = domain::Priority::kInteractive;
-    std::string tenant{domain::kDefaultTenant};
-  };
   using Table = coalesce::FlightTable<FlightState, Waiter>;
   using Flight = Table::Flight;
 
@@ -173,9 +153,28 @@ class Engine : private AttemptRunner::Flights,
   // Loop-thread only below. The flight lifecycle (flights.cc):
   void OnSubmit(WaiterId id, coalesce::FlightKey key,
                 std::vector<vpic::Note> warnings, Waiter waiter, bool stagger);
+  // Answers a new waiter that needs no flight (stopping, SNAPSHOT_ONLY, a
+  // cache hit, a deadline already past, the breaker open): whether it did.
+  bool AnswerWithoutFlight(const coalesce::FlightKey& key,
+                           const std::vector<vpic::Note>& warnings,
+                           Waiter& waiter, absl::Time now);
+  // The waiter `id` made flight `f`: the fleet, or this replica, decodes it.
+  void StartFlight(Flight* f, WaiterId id, std::vector<vpic::Note> warnings,
+                   bool stagger, absl::Time leave_at, absl::Time now);
+  // The waiter `id` joined the running flight `f` (rule 5).
+  void JoinFlight(Flight* f, WaiterId id, absl::Time leave_at, absl::Time now);
+  // A flight counts for the most urgent of its waiters (rule 17): `w`'s
+  // priority, when more urgent, moves it (at the gate, keeping its place;
+  // in a bulk item's stagger, to the gate now). Returns false when that
+  // ended the flight (the breaker refused it).
+  bool Hurry(Flight* f, const Waiter& w);
+  // The wake-up at `at` of the flight's stagger or retry wait: it goes to
+  // the gate then.
+  retry::Scheduler::TimerId WakeUpAt(const Flight& f, absl::Time at);
   SourcePreference Resolve(SourcePreference requested) const;
   // Removes one waiter from its flight with `failure` (attempts and the
-  // last upstream error are filled in from the flight when unset).
+  // last upstream error are filled in from the flight when unset:
+  // FlightState::WithHistory).
   void RemoveWaiter(WaiterId id, Failure failure);
   // Deadlines (deadlines.cc, the rule in waiter_deadlines.h): the waiter
   // leaves at `leave_at`.
@@ -193,6 +192,9 @@ class Engine : private AttemptRunner::Flights,
   void Complete(Flight* f, vpic::Decoded decoded);
   void FailFlight(Flight* f, Failure failure);
   void AbandonIfEmpty(Flight* f);
+  // Ends the flight's phase and undoes its work: its wake-up cancelled,
+  // its place at the gate given up, or the request it is in left (aborted
+  // when no flight waits for it any more).
   void StopFlightWork(Flight* f);
   void FailEverything(const Failure& failure);
   // Fails the flights that wait for anything but a request in flight.
@@ -238,9 +240,6 @@ class Engine : private AttemptRunner::Flights,
   void FailUnreachable(Flight* f, absl::optional<vpic::UpstreamError> error);
   void HandleOutcome(Flight* f, vpic::Outcome outcome);
   void ScheduleRetry(Flight* f, const vpic::Outcome& outcome);
-  // Leaves the request the flight's attempt is in; the request is aborted
-  // when no flight waits for it any more.
-  void DetachFromRequest(Flight* f);
 
   const EngineOptions options_;
   const retry::Clock* const clock_;
