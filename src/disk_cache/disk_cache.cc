@@ -25,7 +25,8 @@ constexpr absl::Duration kCloseGiveUp = absl::Seconds(5);
 
 DiskCache::DiskCache(Options options, Warn warn)
     : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? options_.clock : retry::Clock::Real()),
+      clock_(options_.clock != nullptr ? options_.clock
+                                       : clocks::Clock::Real()),
       warn_(std::move(warn)) {}
 
 DiskCache::~DiskCache() { Close(); }

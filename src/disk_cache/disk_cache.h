@@ -43,8 +43,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "clocks/clock.h"
 #include "disk_cache/row.h"
-#include "retry/clock.h"
 
 namespace disk_cache {
 
@@ -71,7 +71,7 @@ struct Options {
   absl::Duration keep_for = absl::Hours(24 * 30);
   // WallNow() decides keep_for and stamps stored_at; the real clock when
   // null. Not owned; must outlive the cache.
-  const retry::Clock* clock = nullptr;
+  const clocks::Clock* clock = nullptr;
 };
 
 class DiskCache {
@@ -168,7 +168,7 @@ class DiskCache {
   absl::Time KeepAfter() const;
 
   const Options options_;
-  const retry::Clock* const clock_;
+  const clocks::Clock* const clock_;
   const Warn warn_;
   std::unique_ptr<ReaderPool> readers_;
   std::unique_ptr<StoreWriter> writer_;  // Open, then the writer thread only

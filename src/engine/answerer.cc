@@ -33,7 +33,13 @@ void Answerer::CountMiss() { deps_.metrics->cache_misses.Add(); }
 void Answerer::Queue(Waiter& w, const Queued& queued) {
   if (w.queued) return;
   w.queued = true;
+  if (queued.coalesced) deps_.metrics->coalesced_waiters.Add();
   w.listener->OnQueued(queued);
+}
+
+void Answerer::Retry(Waiter& w, const Retrying& retrying) {
+  OweQueued(w);
+  w.listener->OnRetrying(retrying);
 }
 
 void Answerer::OweQueued(Waiter& w) { Queue(w, {}); }

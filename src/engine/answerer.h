@@ -1,10 +1,12 @@
 // The answers waiters get (DESIGN rules 6, 8 and the source preference):
-// every waiter's first event is QUEUED, sent exactly once, also when its
-// first answer is already its last; every live request counts one cache
-// hit or miss; a waiter whose live decode failed for good is answered by
-// the best real answer its source preference allows (the snapshot, with a
-// `live_failure` note) before it is told the failure; a waiter's terminal
-// answer releases it (its deadline timer, its place among the admitted).
+// every event a waiter gets goes through here. Its first is QUEUED, sent
+// exactly once, also when its first answer is already its last (a waiter
+// told it shares a running flight is counted as coalesced then); every live
+// request counts one cache hit or miss; a waiter whose live decode failed for
+// good is answered by the best real answer its source preference allows (the
+// snapshot, with a `live_failure` note) before it is told the failure; a
+// waiter's terminal answer releases it (its deadline timer, its place among the
+// admitted).
 //
 // Owned by the engine. LookupCache() and AnswerHit() may be called from any
 // thread (the cache is thread-safe, the counters atomic); everything else
@@ -72,8 +74,12 @@ class Answerer {
   // ---- Loop thread ----
   void CountHit();   // a fleet cache answer
   void CountMiss();  // a live request the cache could not answer
-  // Sends `queued` unless the waiter has had its QUEUED.
+  // Sends `queued` unless the waiter has had its QUEUED; a coalesced one is
+  // counted (vin_coalesced_waiters_total).
   void Queue(Waiter& w, const Queued& queued);
+  // Sends RETRYING (after an owed QUEUED): its flight's attempt failed and
+  // another is scheduled, here or on the replica that decodes it.
+  void Retry(Waiter& w, const Retrying& retrying);
   // The waiter's terminal answers; each sends an owed QUEUED first and
   // releases the waiter.
   void Done(Waiter& w, std::shared_ptr<const DecodeResult> result);

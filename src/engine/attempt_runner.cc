@@ -1,7 +1,7 @@
 // AttemptRunner's gate and requests (DESIGN rules 9, 10, 12 and 17), on the
 // engine's loop: flights queued in the fair order, requests started within
 // the rate and the concurrency limit, their answers applied (pushback,
-// health, the rate's climb back). The breaker: attempt_runner_breaker.cc.
+// health, the rate's climb back). The breaker: shared_breaker.cc.
 #include "engine/attempt_runner.h"
 
 #include <algorithm>
@@ -45,32 +45,17 @@ AttemptRunner::AttemptRunner(Options options,
             upstream::GateOptions{options.batch_max, options.share,
                                   options.bulk_peak_share},
             clock->Now()),
-      breaker_(options.breaker, options.breaker_uniform),
-      rate_reported_(options.configured_rate) {
-  metrics_->upstream_breaker_state.Set(0);
-}
+      breaker_(options.breaker, clock, metrics, observer, this),
+      rate_reported_(options.configured_rate) {}
 
 AttemptRunner::Seq AttemptRunner::Enqueue(Ticket ticket, Seq place) {
   const absl::Time now = clock_->Now();
-  const upstream::Breaker::Permit permit = breaker_.Ask(now);
-  if (permit == upstream::Breaker::Permit::kRefused) return 0;
+  const SharedBreaker::Permit permit = breaker_.Ask(now);
+  if (permit == SharedBreaker::Permit::kRefused) return 0;
   ticket.queued_at = now;
   const Seq seq = gate_.Enqueue(ticket, place);
-  if (permit == upstream::Breaker::Permit::kProbe) {
-    NoteBreaker(upstream::Breaker::Transition{upstream::BreakerState::kOpen,
-                                              upstream::BreakerState::kHalfOpen});
-    probe_place_ = seq;
-    probe_flight_ = ticket.flight_id;
-    if (options_.fleet != nullptr && options_.fleet->up()) {
-      // One probe for the fleet: it waits here until the claim's answer.
-      const uint64_t claim = ++claims_;
-      probe_claim_ = claim;
-      options_.fleet->ClaimProbe(
-          options_.probe_hold,
-          [this, claim](FleetBackend::ProbeClaim answer) {
-            OnProbeClaim(claim, answer);
-          });
-    }
+  if (permit == SharedBreaker::Permit::kProbe) {
+    breaker_.Probing(seq, ticket.flight_id);
   }
   return seq;
 }
@@ -78,8 +63,7 @@ AttemptRunner::Seq AttemptRunner::Enqueue(Ticket ticket, Seq place) {
 void AttemptRunner::Remove(Seq seq) {
   if (seq == 0) return;
   gate_.Remove(seq);
-  // The probe left before it was sent: the next flight may probe.
-  if (seq == probe_place_) LoseProbe();
+  breaker_.LeftGate(seq);
 }
 
 void AttemptRunner::Requeue(Seq seq, Ticket ticket) {
@@ -105,7 +89,7 @@ std::vector<std::pair<AttemptRunner::Ticket, absl::Time>> AttemptRunner::Queued(
 
 void AttemptRunner::StartReady() {
   metrics_->upstream_bulk_share.Set(Peak() ? options_.bulk_peak_share : 1.0);
-  if (probe_claim_ != 0) return;  // the probe waits for the fleet's word
+  if (breaker_.claiming()) return;  // the probe waits for the fleet's word
   const size_t limit = static_cast<size_t>(options_.max_concurrency);
   while (transport_->active() < limit) {
     std::vector<Ticket> tickets = gate_.Take(clock_->Now(), Peak());
@@ -118,7 +102,7 @@ absl::optional<absl::Time> AttemptRunner::NextStart(absl::Time now) const {
   if (transport_->active() >= static_cast<size_t>(options_.max_concurrency)) {
     return absl::nullopt;  // a request's end comes first, as I/O
   }
-  if (probe_claim_ != 0) return absl::nullopt;  // the claim's answer, as I/O
+  if (breaker_.claiming()) return absl::nullopt;  // the claim's answer, as I/O
   return gate_.NextStart(now, Peak());
 }
 
@@ -126,35 +110,13 @@ void AttemptRunner::Start(std::vector<Ticket> tickets) {
   Request req;
   std::vector<vpic::BatchEntry> entries;
   for (Ticket& t : tickets) {
-    if (probe_place_ != 0 && t.flight_id == probe_flight_) {
-      req.probe = true;
-      probe_place_ = 0;
-      probe_flight_ = 0;
-    }
+    if (breaker_.Sends(t.flight_id)) req.probe = true;
     if (!flights_->Sending(t)) continue;  // cannot happen: a stopped flight leaves the gate
     entries.push_back({t.key.vin, t.key.model_year});
     req.flights.push_back(std::move(t));
   }
   if (req.flights.empty()) return;
-  // Rule 17's metrics: each flight's wait, the VINs by tenant.
-  {
-    const absl::Time now = clock_->Now();
-    const std::string* tenant = nullptr;
-    uint64_t run = 0;
-    int run_priority = 0;
-    for (const Ticket& t : req.flights) {
-      const int p = static_cast<int>(t.priority);
-      metrics_->upstream_wait[p].Observe(now - t.queued_at);
-      if (tenant != nullptr && (*tenant != t.tenant || run_priority != p)) {
-        metrics_->upstream_tenant_vins.Add(*tenant, run_priority, run);
-        run = 0;
-      }
-      tenant = &t.tenant;
-      run_priority = p;
-      ++run;
-    }
-    metrics_->upstream_tenant_vins.Add(*tenant, run_priority, run);
-  }
+  CountFairShare(req.flights);
   req.live = req.flights.size();
   req.batch = req.flights.size() > 1;
   req.started = clock_->Now();
@@ -191,7 +153,7 @@ void AttemptRunner::Leave(RequestId id) {
         .Add();
     const bool probe = it->second.probe;
     requests_.erase(it);
-    if (probe) LoseProbe();
+    if (probe) breaker_.ProbeLost();
   }
 }
 
@@ -212,10 +174,29 @@ void AttemptRunner::OnDone(RequestId id, vpic::HttpResult result) {
   // delays the queue before the flights it carried retry into it, and an
   // open breaker answers them instead of a retry.
   ApplySignal(answer);
-  ApplyHealth(answer, req.probe);
+  breaker_.OnAnswer(answer, req.probe);
   for (size_t i = 0; i < req.flights.size(); ++i) {
     flights_->Answered(req.flights[i], id, std::move(answer.outcomes[i]));
   }
+}
+
+void AttemptRunner::CountFairShare(const std::vector<Ticket>& flights) {
+  const absl::Time now = clock_->Now();
+  const std::string* tenant = nullptr;
+  uint64_t run = 0;
+  int run_priority = 0;
+  for (const Ticket& t : flights) {
+    const int p = static_cast<int>(t.priority);
+    metrics_->upstream_wait[p].Observe(now - t.queued_at);
+    if (tenant != nullptr && (*tenant != t.tenant || run_priority != p)) {
+      metrics_->upstream_tenant_vins.Add(*tenant, run_priority, run);
+      run = 0;
+    }
+    tenant = &t.tenant;
+    run_priority = p;
+    ++run;
+  }
+  metrics_->upstream_tenant_vins.Add(*tenant, run_priority, run);
 }
 
 // libcurl sent the request again by itself (a reused connection reset
@@ -230,24 +211,6 @@ void AttemptRunner::CountResent(const Request& req, int extra) {
                              [metrics::I(metrics::UpstreamResult::kRetryable)]
       .Add(extra);
   for (const Ticket& t : req.flights) flights_->Resent(t, extra);
-}
-
-void AttemptRunner::ApplyHealth(const vpic::RequestOutcome& answer,
-                                bool probe) {
-  if (answer.health == vpic::UpstreamHealth::kBroken) {
-    last_broken_ = answer.outcomes.front().error;
-  }
-  if (probe) {
-    metrics_->upstream_breaker_probes[answer.health ==
-                                      vpic::UpstreamHealth::kAnswered]
-        .Add();
-  }
-  const auto t = breaker_.OnResult(clock_->Now(), answer.health, probe);
-  NoteBreaker(t);
-  if (probe) {
-    EndProbe(t && t->to == upstream::BreakerState::kOpen &&
-             breaker_.next_probe_at() > clock_->Now());
-  }
 }
 
 void AttemptRunner::ApplySignal(const vpic::RequestOutcome& answer) {
@@ -290,6 +253,16 @@ void AttemptRunner::NoteRateChange(bool cut) {
   if (!cut && !step) return;
   rate_reported_ = rate;
   if (observer_ != nullptr) observer_->OnUpstreamRateChanged(rate, configured);
+}
+
+// ---- SharedBreaker::Effects ----
+
+void AttemptRunner::Refusing() { flights_->Unreachable(); }
+
+// The backlog resumes from a fraction of the rate, climbing back as after a
+// pushback.
+void AttemptRunner::Closed() {
+  if (budget_->OnRecovered(clock_->Now())) NoteRateChange(true);
 }
 
 }  // namespace engine

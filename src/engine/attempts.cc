@@ -17,15 +17,15 @@ void Engine::EnqueueAttempt(Flight* f) {
     FailFlight(f, DrainState::ShuttingDown({}, f->state.attempts));
     return;
   }
-  f->state.retry_at = absl::InfinitePast();
-  f->state.ticket = attempts_.Enqueue(
+  const AttemptRunner::Seq ticket = attempts_.Enqueue(
       {f->key, f->id, f->state.priority, f->state.tenant}, f->state.place);
-  if (f->state.ticket == 0) {  // the breaker is open
+  if (ticket == 0) {  // the breaker is open
     FailUnreachable(f, absl::nullopt);
     return;
   }
-  f->state.place = f->state.ticket;
-  const absl::Time start = attempts_.EstimatedStart(f->state.ticket, now);
+  f->state.phase.Queue(ticket);
+  f->state.place = ticket;
+  const absl::Time start = attempts_.EstimatedStart(ticket, now);
   if (start > now) LeaveIfLate(f, start);
 }
 
@@ -40,22 +40,21 @@ void Engine::StartReadyAttempts() {
 bool Engine::Sending(const AttemptRunner::Ticket& t) {
   Flight* f = table_.Find(t.key, t.flight_id);
   if (f == nullptr) return false;
-  f->state.ticket = 0;
+  f->state.phase.Send();
   if (++f->state.attempts > 1) metrics_->upstream_retries.Add();
   return true;
 }
 
 void Engine::Carried(const AttemptRunner::Ticket& t,
                      AttemptRunner::RequestId id) {
-  if (Flight* f = table_.Find(t.key, t.flight_id)) f->state.request = id;
+  if (Flight* f = table_.Find(t.key, t.flight_id)) f->state.phase.Carried(id);
 }
 
 void Engine::Answered(const AttemptRunner::Ticket& t,
                       AttemptRunner::RequestId id, vpic::Outcome outcome) {
   loop_->AssertOnLoopThread();
   Flight* f = table_.Find(t.key, t.flight_id);
-  if (f == nullptr || f->state.request != id) return;
-  f->state.request = 0;
+  if (f == nullptr || !f->state.phase.Answer(id)) return;
   HandleOutcome(f, std::move(outcome));
 }
 
@@ -72,14 +71,15 @@ void Engine::Delayed() {
 void Engine::Unreachable() {
   std::vector<Flight*> waiting;
   table_.ForEachFlight([&](Flight* f) {
-    if (f->state.request == 0) waiting.push_back(f);
+    if (!f->state.phase.sending()) waiting.push_back(f);
   });
   for (Flight* f : waiting) FailUnreachable(f, absl::nullopt);
 }
 
 void Engine::FailUnreachable(Flight* f,
                              absl::optional<vpic::UpstreamError> error) {
-  Failure failure = attempts_.Unreachable(clock_->Now(), f->state.attempts);
+  Failure failure =
+      attempts_.breaker().Unreachable(clock_->Now(), f->state.attempts);
   if (error) {
     failure.last_error = std::move(error);
   } else if (f->state.last_retrying) {
@@ -96,13 +96,6 @@ void Engine::Resent(const AttemptRunner::Ticket& t, int extra) {
   // They were retries the budget did not grant: they spend it all the same.
   const absl::Time now = clock_->Now();
   for (int i = 0; i < extra; ++i) budget_->TryRetry(now);
-}
-
-void Engine::DetachFromRequest(Flight* f) {
-  const AttemptRunner::RequestId id = f->state.request;
-  if (id == 0) return;
-  f->state.request = 0;
-  attempts_.Leave(id);
 }
 
 void Engine::HandleOutcome(Flight* f, vpic::Outcome outcome) {
@@ -135,7 +128,8 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
     FailFlight(f, std::move(failure));
     return;
   }
-  if (attempts_.Refuses(now)) {  // no RETRYING for a retry that cannot come
+  // No RETRYING for a retry that cannot come.
+  if (attempts_.breaker().Refuses(now)) {
     FailUnreachable(f, outcome.error);
     return;
   }
@@ -161,29 +155,23 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
   const Retrying retrying{in.attempts, decision.delay, outcome.error};
   f->state.prev_delay = decision.delay;
   f->state.last_retrying = retrying;
-  f->state.retry_at = now + decision.delay;
-  const uint64_t fid = f->id;
-  const coalesce::FlightKey key = f->key;
-  f->state.wakeup = scheduler_.ScheduleAt(f->state.retry_at, [this, key, fid] {
-    if (Flight* g = table_.Find(key, fid)) {
-      g->state.wakeup = 0;
-      EnqueueAttempt(g);
-    }
-  });
+  const absl::Time retry_at = now + decision.delay;
+  f->state.phase.AwaitRetry(WakeUpAt(*f, retry_at), retry_at);
   // Waiters whose deadline falls before the wake-up leave now, without a
   // RETRYING: they will not see that retry.
-  const std::vector<WaiterId> leaving =
-      MustLeaveBefore(f->waiters, f->state.retry_at);
+  const std::vector<WaiterId> leaving = MustLeaveBefore(f->waiters, retry_at);
   fleet_->RetryScheduled(f->key, f->id, retrying);
   if (f->waiters.size() > leaving.size()) {
-    if (options_.observer) options_.observer->OnRetryScheduled(key.vin, retrying);
+    if (options_.observer) {
+      options_.observer->OnRetryScheduled(f->key.vin, retrying);
+    }
     for (auto& [id, w] : f->waiters) {
-      if (w.deadline >= f->state.retry_at) w.listener->OnRetrying(retrying);
+      if (w.deadline >= retry_at) answerer_.Retry(w, retrying);
     }
   }
   // The last one out abandons the flight, cancelling the wake-up.
   if (!leaving.empty()) {
-    RemoveWaiters(leaving, LateFailure(*f, f->state.retry_at, now));
+    RemoveWaiters(leaving, LateFailure(*f, retry_at, now));
   }
 }
 

@@ -17,26 +17,28 @@ void Engine::WatchDeadline(WaiterId id, Waiter* w, absl::Time leave_at) {
     Flight* f = table_.FlightOf(id);
     if (f == nullptr) return;
     const absl::Time now = clock_->Now();
-    RemoveWaiter(id, f->state.ticket != 0
+    RemoveWaiter(id, f->state.phase.get<FlightPhase::Queued>() != nullptr
                          ? LateFailure(*f, NextStart(*f, now), now)
                          : DeadlinePassedFailure());
   });
 }
 
 absl::Time Engine::NextStart(const Flight& f, absl::Time now) const {
-  if (f.state.wakeup != 0 && f.state.retry_at != absl::InfinitePast()) {
-    return f.state.retry_at;
+  if (const absl::optional<absl::Time> retry_at = f.state.phase.retry_at()) {
+    return *retry_at;
   }
-  if (f.state.ticket != 0) return attempts_.EstimatedStart(f.state.ticket, now);
+  if (const auto* queued = f.state.phase.get<FlightPhase::Queued>()) {
+    return attempts_.EstimatedStart(queued->ticket, now);
+  }
   return now;
 }
 
 Failure Engine::LateFailure(const Flight& f, absl::Time start,
                             absl::Time now) const {
-  if (f.state.wakeup != 0 && f.state.retry_at != absl::InfinitePast() &&
-      f.state.last_retrying) {
+  const absl::optional<absl::Time> retry_at = f.state.phase.retry_at();
+  if (retry_at && f.state.last_retrying) {
     return RetryWaitFailure(f.state.attempts, f.state.last_retrying->error,
-                            f.state.retry_at - now);
+                            *retry_at - now);
   }
   return GateWaitFailure(f.state.attempts, start - now, *budget_, now);
 }

@@ -7,14 +7,14 @@
 #include "absl/strings/str_format.h"
 #include "domain/limits.h"
 #include "engine/invalid_reason.h"
+#include "engine/options_mapping.h"
 #include "engine/source_policy.h"
 #include "vpic/client.h"
 
 namespace engine {
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
-  auto client = vpic::Client::Create(
-      {options.vpic_base_url, options.attempt_timeout, "vin-decode-service/1"});
+  auto client = vpic::Client::Create(ClientOptionsOf(options));
   if (!client.ok()) return client.status();
   return Create(std::move(options), *std::move(client), LoopMode::kOwnThread);
 }
@@ -22,42 +22,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
     EngineOptions options, std::unique_ptr<vpic::UpstreamClient> transport,
     LoopMode mode) {
-  if (options.retry_base <= absl::ZeroDuration() ||
-      options.retry_cap < options.retry_base) {
-    return absl::InvalidArgumentError(
-        "retry base must be positive and no larger than the retry cap");
-  }
-  if (options.breaker.failures > 0 &&
-      (options.breaker.cooldown <= absl::ZeroDuration() ||
-       options.breaker.cooldown_max < options.breaker.cooldown)) {
-    return absl::InvalidArgumentError(
-        "the breaker's cool-down must be positive and no longer than its "
-        "maximum (--breaker_cooldown, --breaker_cooldown_max)");
-  }
-  if (options.max_attempts < 1) {
-    return absl::InvalidArgumentError("max attempts must be at least 1");
-  }
-  if (options.max_upstream_concurrency < 1) {
-    return absl::InvalidArgumentError(
-        "upstream concurrency must be at least 1");
-  }
-  if (options.upstream_batch_max < 1 || options.upstream_batch_max > 50) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "upstream batch max must be between 1 (no batching) and 50 (vPIC's "
-        "limit), got ",
-        options.upstream_batch_max));
-  }
-  if (options.budget.rate_per_minute > 0 && options.budget.burst < 1) {
-    return absl::InvalidArgumentError("upstream burst must be at least 1");
-  }
-  if (options.budget.retry_min_per_second < 0) {
-    return absl::InvalidArgumentError(
-        "the retry budget's floor cannot be negative");
-  }
-  if (options.fleet != nullptr &&
-      (!options.encoder || options.fleet_lease < absl::Milliseconds(30))) {
-    return absl::InvalidArgumentError(
-        "fleet mode needs a result encoder and a lease of at least 30ms");
+  if (absl::Status valid = CheckEngineOptions(options); !valid.ok()) {
+    return valid;
   }
   auto loop = loop::EventLoop::Create(options.clock);
   if (!loop.ok()) return loop.status();
@@ -68,7 +34,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
 Engine::Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
                std::unique_ptr<vpic::UpstreamClient> transport, LoopMode mode)
     : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? options_.clock : retry::Clock::Real()),
+      clock_(ClockOf(options_)),
       own_metrics_(options_.metrics != nullptr
                        ? nullptr
                        : std::make_unique<metrics::ServiceMetrics>()),
@@ -78,26 +44,15 @@ Engine::Engine(EngineOptions options, std::unique_ptr<loop::EventLoop> loop,
       mode_(mode),
       scheduler_(loop_->scheduler()),
       jitter_(options_.retry_base, options_.retry_cap, options_.uniform),
-      cache_({options_.cache_capacity, options_.cache_ttl,
-              options_.cache_stale_max, options_.encoder, options_.decoder,
-              options_.disk_cache, clock_, options_.as_cache_answer}),
-      answerer_({clock_, &cache_, metrics_, options_.snapshots,
-                 options_.encoder, &scheduler_, &admitted_, options_.decoder}),
+      cache_(CacheOptionsOf(options_, clock_)),
+      answerer_(AnswererDepsOf(options_, clock_, &cache_, metrics_, &scheduler_,
+                               &admitted_)),
       budget_(MakeBudget()),
-      attempts_({options_.max_upstream_concurrency, options_.upstream_batch_max,
-                 options_.budget.rate_per_minute, options_.retry_after_max,
-                 options_.breaker, options_.uniform, options_.fleet,
-                 // A request may be sent twice (rule 16), each within the
-                 // attempt timeout.
-                 2 * options_.attempt_timeout + absl::Seconds(1),
-                 options_.share, options_.bulk_peak_share, options_.peak_hours},
-                std::move(transport), budget_.get(), clock_, metrics_,
-                options_.observer, this),
+      attempts_(RunnerOptionsOf(options_), std::move(transport), budget_.get(),
+                clock_, metrics_, options_.observer, this),
       fleet_(options_.fleet == nullptr
                  ? LocalFleet()
-                 : SharedFleet({options_.fleet, options_.fleet_lease,
-                                options_.cache_ttl},
-                               this, &scheduler_)) {
+                 : SharedFleet(FleetOptionsOf(options_), this, &scheduler_)) {
   counts_.upstream_rate_per_minute = options_.budget.rate_per_minute;
   attempts_.transport().Attach(loop_.get());
   if (mode_ == LoopMode::kOwnThread) thread_ = std::thread([this] { Run(); });

@@ -28,8 +28,10 @@
 #include "engine/answerer.h"
 #include "engine/attempt_runner.h"
 #include "engine/drain_state.h"
+#include "engine/engine_options.h"
 #include "engine/fleet_backend.h"
 #include "engine/fleet_coordinator.h"
+#include "engine/flight_state.h"
 #include "engine/result_cache.h"
 #include "engine/types.h"
 #include "engine/waiter_deadlines.h"
@@ -44,74 +46,6 @@
 #include "vpic/upstream_client.h"
 
 namespace engine {
-
-struct EngineOptions {
-  std::string vpic_base_url = "https://vpic.nhtsa.dot.gov/api/vehicles";
-  absl::Duration retry_base = absl::Milliseconds(100);
-  absl::Duration retry_cap = absl::Seconds(5);
-  int max_attempts = 4;  // every attempt, the first included
-  absl::Duration attempt_timeout = absl::Seconds(15);
-  int max_upstream_concurrency = 8;
-  // The budget toward NHTSA (DESIGN rules 9-11): requests per minute (<= 0
-  // unlimited) and burst, and the retry budget.
-  upstream::BudgetOptions budget;
-  // Up to this many ready flights travel in one DecodeVINValuesBatch
-  // request (rule 12); 1 turns batching off.
-  int upstream_batch_max = 50;
-  // A longer Retry-After is not waited out: the decode fails, retryable.
-  absl::Duration retry_after_max = absl::Seconds(60);
-  // The circuit breaker in front of vPIC (rule 13); failures 0 turns it off.
-  upstream::BreakerOptions breaker;
-  // Rule 17: the fair order of the upstream queue (interactive first,
-  // bulk's minimum share, tenants' weights), and bulk's share of the rate
-  // during NHTSA's peak hours. No peak hours here by default (the server's
-  // --peak_hours has NHTSA's).
-  upstream::FairShareOptions share;
-  double bulk_peak_share = 0.5;
-  upstream::PeakHours peak_hours;
-  size_t cache_capacity = 100000;  // 0 disables the cache
-  absl::Duration cache_ttl = absl::Hours(24);
-  // Entries older than the TTL are kept this long in all (rule 15), to
-  // answer when the live path fails for good.
-  absl::Duration cache_stale_max = absl::Hours(24 * 30);
-  // The disk layer under the cache (rule 14; not owned, may be null; needs
-  // the encoder and the decoder).
-  disk_cache::DiskCache* disk_cache = nullptr;
-  // Waiters admitted at once, all callers together; beyond it, OVERLOADED.
-  size_t max_waiters = 1000000;
-  // Tests only: the jitter's random source. Empty means real randomness.
-  retry::Jitter::Uniform uniform;
-  // Tests only: the clock (not owned). Null means the real clock.
-  const retry::Clock* clock = nullptr;
-  EngineObserver* observer = nullptr;  // not owned; may be null
-  // Encodes each result once for every caller it goes to, and for the
-  // cache (see DecodeResult::encoded); may be empty.
-  ResultEncoder encoder;
-  // Reads those bytes back (stale answers get a note; disk rows are
-  // checked); may be empty.
-  ResultDecoder decoder;
-  // Turns a live result's bytes into its cache answer's (see
-  // ResultCacheOptions::as_cache_answer); may be empty.
-  CacheAnswerRecoder as_cache_answer;
-  // Where the engine counts what it does (not owned; null: counted
-  // nowhere). Updates are atomic and never wait.
-  metrics::ServiceMetrics* metrics = nullptr;
-  // The offline snapshot, if any (not owned; may be null or empty).
-  snapshot::SnapshotStore* snapshots = nullptr;
-  // For requests that leave the choice to the server. kUnspecified means
-  // LIVE_THEN_SNAPSHOT while a snapshot is loaded, LIVE_ONLY otherwise.
-  SourcePreference default_source = SourcePreference::kUnspecified;
-  // A LIVE_THEN_SNAPSHOT waiter with a deadline falls back to the snapshot
-  // this long before the deadline, so that the answer can still arrive.
-  absl::Duration snapshot_fallback_margin = kSnapshotFallbackMargin;
-  // Fleet mode (README "Running a fleet"): the cache, the flights and the
-  // upstream budget shared with the other replicas. Not owned; must outlive
-  // the engine. Null: this process alone. Needs an encoder.
-  FleetBackend* fleet = nullptr;
-  // A flight's lease: renewed every third of it while the flight lives; a
-  // replica that dies leaves its flights to the others after at most this.
-  absl::Duration fleet_lease = absl::Seconds(5);
-};
 
 struct DecodeRequest {
   std::string vin;     // as sent; normalised by the engine
@@ -202,27 +136,6 @@ class Engine : private AttemptRunner::Flights,
                     absl::Duration timeout) const;
 
  private:
-  struct FlightState {
-    std::vector<vpic::Note> warnings;  // local validation notes
-    int attempts = 0;
-    absl::Duration prev_delay;          // the jitter's `prev`
-    retry::Scheduler::TimerId wakeup = 0;  // stagger or retry wake-up
-    absl::Time retry_at = absl::InfinitePast();  // set while waiting to retry
-    upstream::UpstreamGate::Seq ticket = 0;  // set while queued at the gate
-    upstream::UpstreamGate::Seq place = 0;   // its place there, kept for retries
-    vpic::UpstreamClient::RequestId request = 0;  // attempt in progress
-    absl::optional<Retrying> last_retrying;
-    absl::Time started;
-    // The waiter that created the flight. While the fleet decides who
-    // decodes it, its QUEUED waits for that answer (coalesced or not), with
-    // its stagger request.
-    WaiterId creator = 0;
-    bool stagger = false;
-    // Rule 17: the most urgent priority among its waiters, and the tenant
-    // it counts for (the first waiter's of that priority).
-    domain::Priority priority = domain::Priority::kInteractive;
-    std::string tenant{domain::kDefaultTenant};
-  };
   using Table = coalesce::FlightTable<FlightState, Waiter>;
   using Flight = Table::Flight;
 
@@ -240,9 +153,28 @@ class Engine : private AttemptRunner::Flights,
   // Loop-thread only below. The flight lifecycle (flights.cc):
   void OnSubmit(WaiterId id, coalesce::FlightKey key,
                 std::vector<vpic::Note> warnings, Waiter waiter, bool stagger);
+  // Answers a new waiter that needs no flight (stopping, SNAPSHOT_ONLY, a
+  // cache hit, a deadline already past, the breaker open): whether it did.
+  bool AnswerWithoutFlight(const coalesce::FlightKey& key,
+                           const std::vector<vpic::Note>& warnings,
+                           Waiter& waiter, absl::Time now);
+  // The waiter `id` made flight `f`: the fleet, or this replica, decodes it.
+  void StartFlight(Flight* f, WaiterId id, std::vector<vpic::Note> warnings,
+                   bool stagger, absl::Time leave_at, absl::Time now);
+  // The waiter `id` joined the running flight `f` (rule 5).
+  void JoinFlight(Flight* f, WaiterId id, absl::Time leave_at, absl::Time now);
+  // A flight counts for the most urgent of its waiters (rule 17): `w`'s
+  // priority, when more urgent, moves it (at the gate, keeping its place;
+  // in a bulk item's stagger, to the gate now). Returns false when that
+  // ended the flight (the breaker refused it).
+  bool Hurry(Flight* f, const Waiter& w);
+  // The wake-up at `at` of the flight's stagger or retry wait: it goes to
+  // the gate then.
+  retry::Scheduler::TimerId WakeUpAt(const Flight& f, absl::Time at);
   SourcePreference Resolve(SourcePreference requested) const;
   // Removes one waiter from its flight with `failure` (attempts and the
-  // last upstream error are filled in from the flight when unset).
+  // last upstream error are filled in from the flight when unset:
+  // FlightState::WithHistory).
   void RemoveWaiter(WaiterId id, Failure failure);
   // Deadlines (deadlines.cc, the rule in waiter_deadlines.h): the waiter
   // leaves at `leave_at`.
@@ -260,6 +192,9 @@ class Engine : private AttemptRunner::Flights,
   void Complete(Flight* f, vpic::Decoded decoded);
   void FailFlight(Flight* f, Failure failure);
   void AbandonIfEmpty(Flight* f);
+  // Ends the flight's phase and undoes its work: its wake-up cancelled,
+  // its place at the gate given up, or the request it is in left (aborted
+  // when no flight waits for it any more).
   void StopFlightWork(Flight* f);
   void FailEverything(const Failure& failure);
   // Fails the flights that wait for anything but a request in flight.
@@ -305,9 +240,6 @@ class Engine : private AttemptRunner::Flights,
   void FailUnreachable(Flight* f, absl::optional<vpic::UpstreamError> error);
   void HandleOutcome(Flight* f, vpic::Outcome outcome);
   void ScheduleRetry(Flight* f, const vpic::Outcome& outcome);
-  // Leaves the request the flight's attempt is in; the request is aborted
-  // when no flight waits for it any more.
-  void DetachFromRequest(Flight* f);
 
   const EngineOptions options_;
   const retry::Clock* const clock_;

@@ -28,7 +28,6 @@ void Engine::DecodedElsewhere(const coalesce::FlightKey& key, uint64_t fid) {
   answerer_.CountMiss();
   auto creator = f->waiters.find(f->state.creator);
   if (creator == f->waiters.end()) return;
-  metrics_->coalesced_waiters.Add();
   Queued queued;
   queued.coalesced = true;  // with a flight on another replica
   answerer_.Queue(creator->second, queued);
@@ -53,7 +52,7 @@ void Engine::RelayRetrying(const coalesce::FlightKey& key, uint64_t fid,
   Flight* f = table_.Find(key, fid);
   if (f == nullptr) return;
   f->state.last_retrying = retrying;
-  for (auto& [id, w] : f->waiters) w.listener->OnRetrying(retrying);
+  for (auto& [id, w] : f->waiters) answerer_.Retry(w, retrying);
 }
 
 void Engine::RelayFailed(const coalesce::FlightKey& key, uint64_t fid,
@@ -75,7 +74,7 @@ void Engine::BreakerElsewhere(const FleetEvent& event) {
   FleetEvent e = event;
   e.breaker.cooldown = std::clamp(e.breaker.cooldown, absl::ZeroDuration(),
                                   options_.breaker.cooldown_max);
-  attempts_.FromFleet(e);
+  attempts_.breaker().FromFleet(e);
 }
 
 }  // namespace engine

@@ -8,6 +8,7 @@
 // thread-safe entry points and the loop in engine.cc.
 #include <algorithm>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -44,80 +45,82 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
                       bool stagger) {
   loop_->AssertOnLoopThread();
   const absl::Time now = clock_->Now();
+  if (AnswerWithoutFlight(key, warnings, waiter, now)) return;
+  const absl::Time leave_at = LeaveLivePathAt(
+      waiter.source, waiter.deadline, now, options_.snapshot_fallback_margin);
+  auto [f, created] = table_.Join(key, id, waiter);
+  if (created) {
+    StartFlight(f, id, std::move(warnings), stagger, leave_at, now);
+  } else {
+    JoinFlight(f, id, leave_at, now);
+  }
+}
+
+bool Engine::AnswerWithoutFlight(const coalesce::FlightKey& key,
+                                 const std::vector<vpic::Note>& warnings,
+                                 Waiter& waiter, absl::Time now) {
   if (!drain_.loop_serving()) {
     answerer_.Fail(waiter, DrainState::ShuttingDown(), key, warnings);
-    return;
+    return true;
   }
   if (waiter.source == SourcePreference::kSnapshotOnly) {
     answerer_.AnswerFromSnapshot(waiter, key, warnings);
-    return;
+    return true;
   }
   if (auto cached = answerer_.LookupCache(key, now)) {
     answerer_.Done(waiter, std::move(cached));
-    return;
+    return true;
   }
   if (waiter.deadline <= now) {
     answerer_.CountMiss();
     answerer_.Fail(waiter, DeadlinePassedBeforeStartFailure(), key, warnings);
-    return;
+    return true;
   }
-  if (options_.fleet == nullptr && attempts_.Refuses(now) &&
+  if (options_.fleet == nullptr && attempts_.breaker().Refuses(now) &&
       table_.Find(key) == nullptr) {
     // The breaker is open and no flight runs for the key: the waiter
     // leaves the live path before one would be made (the fleet, when
     // there is one, is still asked: another replica may hold the answer).
     answerer_.CountMiss();
-    answerer_.Fail(waiter, attempts_.Unreachable(now, 0), key, warnings);
-    return;
+    answerer_.Fail(waiter, attempts_.breaker().Unreachable(now, 0), key,
+                   warnings);
+    return true;
   }
-  const absl::Time leave_at = LeaveLivePathAt(
-      waiter.source, waiter.deadline, now, options_.snapshot_fallback_margin);
-  auto [f, created] = table_.Join(key, id, waiter);
+  return false;
+}
+
+void Engine::StartFlight(Flight* f, WaiterId id,
+                         std::vector<vpic::Note> warnings, bool stagger,
+                         absl::Time leave_at, absl::Time now) {
   Waiter& w = f->waiters.at(id);
-  if (created) {
-    f->state.priority = waiter.priority;
-    f->state.tenant = waiter.tenant;
-    f->state.warnings = std::move(warnings);
-    f->state.prev_delay = options_.retry_base;
-    f->state.started = now;
-    f->state.creator = id;  // its QUEUED is owed
-    f->state.stagger = stagger;
-    WatchDeadline(id, &w, leave_at);
-    // In a fleet, the fleet's cache, then its lease, decide who decodes;
-    // this waiter's QUEUED says so when the answer comes (fleet.cc).
-    if (fleet_->Start(f->key, f->id)) return;
-    answerer_.CountMiss();
-    BeginAttempts(f, id, stagger);
-    return;
-  }
+  f->state.priority = w.priority;
+  f->state.tenant = w.tenant;
+  f->state.warnings = std::move(warnings);
+  f->state.prev_delay = options_.retry_base;
+  f->state.started = now;
+  f->state.creator = id;  // its QUEUED is owed
+  f->state.stagger = stagger;
+  WatchDeadline(id, &w, leave_at);
+  // In a fleet, the fleet's cache, then its lease, decide who decodes;
+  // this waiter's QUEUED says so when the answer comes (fleet.cc).
+  if (fleet_->Start(f->key, f->id)) return;
   answerer_.CountMiss();
-  metrics_->coalesced_waiters.Add();
-  // A flight counts for the most urgent of its waiters (rule 17): one that
-  // waits at the gate moves to that priority, keeping its place.
-  if (domain::MoreUrgent(w.priority, f->state.priority) != f->state.priority) {
-    f->state.priority = w.priority;
-    f->state.tenant = w.tenant;
-    if (f->state.ticket != 0) {
-      attempts_.Requeue(f->state.ticket,
-                        {f->key, f->id, f->state.priority, f->state.tenant});
-    } else if (f->state.wakeup != 0 && f->state.stagger &&
-               f->state.attempts == 0 && f->state.request == 0) {
-      // Still in a bulk item's stagger: a person does not wait it out.
-      scheduler_.Cancel(f->state.wakeup);
-      f->state.wakeup = 0;
-      const coalesce::FlightKey key = f->key;
-      const uint64_t fid = f->id;
-      EnqueueAttempt(f);
-      // (The breaker may have failed it, this waiter too.)
-      if (table_.Find(key, fid) == nullptr) return;
-    }
-  }
+  BeginAttempts(f, id, stagger);
+}
+
+void Engine::JoinFlight(Flight* f, WaiterId id, absl::Time leave_at,
+                        absl::Time now) {
+  answerer_.CountMiss();
+  if (!Hurry(f, f->waiters.at(id))) return;
+  auto it = f->waiters.find(id);
+  if (it == f->waiters.end()) return;  // it left already (its deadline)
+  Waiter& w = it->second;
   // Its QUEUED says whether the flight waits for the upstream rate.
-  const absl::Time turn = f->state.ticket != 0
-                              ? attempts_.EstimatedStart(f->state.ticket, now)
-                              : now;
+  const auto* queued = f->state.phase.get<FlightPhase::Queued>();
+  const absl::Time turn =
+      queued != nullptr ? attempts_.EstimatedStart(queued->ticket, now) : now;
   answerer_.Queue(w, QueuedFor(true, turn, now, attempts_, f->state.priority));
-  if (f->state.last_retrying) w.listener->OnRetrying(*f->state.last_retrying);
+  if (f->state.last_retrying) answerer_.Retry(w, *f->state.last_retrying);
   const absl::Time start = NextStart(*f, now);
   if (leave_at < start) {
     RemoveWaiter(id, LateFailure(*f, start, now));
@@ -126,9 +129,34 @@ void Engine::OnSubmit(WaiterId id, coalesce::FlightKey key,
   WatchDeadline(id, &w, leave_at);
 }
 
+bool Engine::Hurry(Flight* f, const Waiter& w) {
+  if (domain::MoreUrgent(w.priority, f->state.priority) == f->state.priority) {
+    return true;
+  }
+  f->state.priority = w.priority;
+  f->state.tenant = w.tenant;
+  if (const auto* queued = f->state.phase.get<FlightPhase::Queued>()) {
+    attempts_.Requeue(queued->ticket,
+                      {f->key, f->id, f->state.priority, f->state.tenant});
+    return true;
+  }
+  if (const auto* staggering = f->state.phase.get<FlightPhase::Staggering>()) {
+    // Still in a bulk item's stagger: a person does not wait it out.
+    scheduler_.Cancel(staggering->wakeup);
+    f->state.phase.EndWait();
+    const coalesce::FlightKey key = f->key;
+    const uint64_t fid = f->id;
+    EnqueueAttempt(f);
+    // (The breaker may have failed it, this waiter too.)
+    return table_.Find(key, fid) != nullptr;
+  }
+  return true;
+}
+
 void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
   const absl::Time now = clock_->Now();
-  if (attempts_.Refuses(now)) {  // the breaker is open: no attempt at all
+  // The breaker is open: no attempt at all.
+  if (attempts_.breaker().Refuses(now)) {
     FailUnreachable(f, absl::nullopt);
     return;
   }
@@ -153,28 +181,27 @@ void Engine::BeginAttempts(Flight* f, WaiterId creator, bool stagger) {
   }
   if (LeaveIfLate(f, start)) return;
   if (stagger_delay > absl::ZeroDuration()) {
-    const uint64_t fid = f->id;
-    const coalesce::FlightKey key = f->key;
-    f->state.wakeup = scheduler_.ScheduleAfter(stagger_delay, [this, key, fid] {
-      if (Flight* g = table_.Find(key, fid)) {
-        g->state.wakeup = 0;
-        EnqueueAttempt(g);
-      }
-    });
+    f->state.phase.Stagger(WakeUpAt(*f, clock_->Now() + stagger_delay));
   } else {
     EnqueueAttempt(f);
   }
+}
+
+retry::Scheduler::TimerId Engine::WakeUpAt(const Flight& f, absl::Time at) {
+  return scheduler_.ScheduleAt(at, [this, key = f.key, fid = f.id] {
+    if (Flight* g = table_.Find(key, fid)) {
+      g->state.phase.EndWait();
+      EnqueueAttempt(g);
+    }
+  });
 }
 
 void Engine::RemoveWaiter(WaiterId id, Failure failure) {
   Waiter w;
   Flight* f = table_.Leave(id, &w);
   if (f == nullptr) return;  // already answered
-  if (failure.attempts == 0) failure.attempts = f->state.attempts;
-  if (!failure.last_error && f->state.last_retrying) {
-    failure.last_error = f->state.last_retrying->error;
-  }
-  answerer_.Fail(w, failure, f->key, f->state.warnings);
+  answerer_.Fail(w, f->state.WithHistory(std::move(failure)), f->key,
+                 f->state.warnings);
   AbandonIfEmpty(f);
 }
 
@@ -187,11 +214,16 @@ void Engine::AbandonIfEmpty(Flight* f) {
 }
 
 void Engine::StopFlightWork(Flight* f) {
-  scheduler_.Cancel(f->state.wakeup);
-  f->state.wakeup = 0;
-  DetachFromRequest(f);
-  attempts_.Remove(f->state.ticket);
-  f->state.ticket = 0;
+  const FlightPhase::State was = f->state.phase.Stop();
+  if (const auto* s = std::get_if<FlightPhase::Staggering>(&was)) {
+    scheduler_.Cancel(s->wakeup);
+  } else if (const auto* r = std::get_if<FlightPhase::WaitingToRetry>(&was)) {
+    scheduler_.Cancel(r->wakeup);
+  } else if (const auto* q = std::get_if<FlightPhase::Queued>(&was)) {
+    attempts_.Remove(q->ticket);
+  } else if (const auto* sending = std::get_if<FlightPhase::Sending>(&was)) {
+    if (sending->request != 0) attempts_.Leave(sending->request);
+  }
 }
 
 void Engine::Complete(Flight* f, vpic::Decoded decoded) {
@@ -230,14 +262,13 @@ void Engine::FailFlight(Flight* f, Failure failure) {
 void Engine::FailWaitingFlights(const Failure& failure) {
   std::vector<Flight*> waiting;
   table_.ForEachFlight([&](Flight* f) {
-    if (f->state.request == 0) waiting.push_back(f);
+    if (!f->state.phase.sending()) waiting.push_back(f);
   });
   for (Flight* f : waiting) {
-    Failure each = failure;
-    each.attempts = f->state.attempts;
-    if (f->state.last_retrying) each.last_error = f->state.last_retrying->error;
-    if (f->state.retry_at > clock_->Now()) {
-      each.retry_delay = f->state.retry_at - clock_->Now();
+    Failure each = f->state.WithHistory(failure);
+    const absl::optional<absl::Time> retry_at = f->state.phase.retry_at();
+    if (retry_at && *retry_at > clock_->Now()) {
+      each.retry_delay = *retry_at - clock_->Now();
     }
     FailFlight(f, std::move(each));
   }
@@ -246,12 +277,7 @@ void Engine::FailWaitingFlights(const Failure& failure) {
 void Engine::FailEverything(const Failure& failure) {
   std::vector<Flight*> all;
   table_.ForEachFlight([&](Flight* f) { all.push_back(f); });
-  for (Flight* f : all) {
-    Failure each = failure;
-    each.attempts = f->state.attempts;
-    if (f->state.last_retrying) each.last_error = f->state.last_retrying->error;
-    FailFlight(f, std::move(each));
-  }
+  for (Flight* f : all) FailFlight(f, f->state.WithHistory(failure));
 }
 
 void Engine::Summarise(const Flight* f, bool ok, std::string outcome,

@@ -1,26 +1,8 @@
 #include "retry/scheduler.h"
 
-#include <chrono>
 #include <utility>
 
 namespace retry {
-namespace {
-
-class RealClock : public Clock {
- public:
-  absl::Time Now() const override {
-    return absl::UnixEpoch() +
-           absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
-  }
-  absl::Time WallNow() const override { return absl::Now(); }
-};
-
-}  // namespace
-
-const Clock* Clock::Real() {
-  static const RealClock* const clock = new RealClock();
-  return clock;
-}
 
 Scheduler::Scheduler(const Clock* clock) : clock_(clock) {}
 

@@ -11,10 +11,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "clocks/clock.h"
 #include "disk_cache/disk_cache.h"
 #include "disk_cache/disk_cache_fixture.h"
 #include "disk_cache/row_key.h"
-#include "retry/clock.h"
 
 namespace disk_cache_test {
 namespace {
@@ -143,7 +143,7 @@ TEST_F(DiskCacheTest, ARowLargerThanTheWholeStoreIsDropped) {
 }
 
 TEST_F(DiskCacheTest, RowsPastKeepForAreNotServedAndAreDeleted) {
-  retry::FakeClock clock(absl::FromUnixSeconds(1700000000));
+  clocks::FakeClock clock(absl::FromUnixSeconds(1700000000));
   const absl::Time t0 = clock.WallNow();
   Options o = BaseOptions();
   o.keep_for = absl::Hours(1);

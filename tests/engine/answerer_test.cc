@@ -19,10 +19,17 @@ const coalesce::FlightKey kKey{"1FTMW1T88MFA00001", 0};
 class AnswererTest : public testing::Test {
  protected:
   AnswererTest()
-      : scheduler_(&clock_),
-        cache_(10, absl::Hours(1)),
-        answerer_({&clock_, &cache_, &metrics_, nullptr, {}, &scheduler_,
-                   &admitted_}) {}
+      : scheduler_(&clock_), cache_(10, absl::Hours(1)), answerer_(Deps()) {}
+
+  Answerer::Deps Deps() {
+    Answerer::Deps d;
+    d.clock = &clock_;
+    d.cache = &cache_;
+    d.metrics = &metrics_;
+    d.scheduler = &scheduler_;
+    d.admitted = &admitted_;
+    return d;
+  }
 
   // A waiter as the engine admits one: counted, with a deadline timer.
   Waiter Admit(RecordingListener* l, SourcePreference source) {
@@ -55,6 +62,36 @@ TEST_F(AnswererTest, QueuedIsSentOnceAndBeforeTheTerminalEvent) {
   answerer_.Done(w, result);
   EXPECT_THAT(l.kinds(), ElementsAre("queued", "done"));
   EXPECT_TRUE(l.events()[0].queued.coalesced);
+}
+
+TEST_F(AnswererTest, AWaiterToldItSharesAFlightIsCountedOnce) {
+  RecordingListener joined, alone;
+  Waiter j = Admit(&joined, SourcePreference::kLiveOnly);
+  Waiter a = Admit(&alone, SourcePreference::kLiveOnly);
+  Queued coalesced;
+  coalesced.coalesced = true;
+  answerer_.Queue(j, coalesced);
+  answerer_.Queue(j, coalesced);  // already queued: neither sent nor counted
+  answerer_.Queue(a, {});
+  EXPECT_EQ(metrics_.coalesced_waiters.value(), 1u);
+  answerer_.Fail(j, {FailureReason::kCancelled, "gone", false}, kKey, {});
+  answerer_.Fail(a, {FailureReason::kCancelled, "gone", false}, kKey, {});
+}
+
+TEST_F(AnswererTest, RetryingComesAfterTheQueued) {
+  RecordingListener queued, owed;
+  Waiter q = Admit(&queued, SourcePreference::kLiveOnly);
+  Waiter o = Admit(&owed, SourcePreference::kLiveOnly);
+  answerer_.Queue(q, {});
+  const Retrying retrying{
+      1, absl::Milliseconds(250), {503, "http", "HTTP 503"}};
+  answerer_.Retry(q, retrying);
+  answerer_.Retry(o, retrying);
+  EXPECT_THAT(queued.kinds(), ElementsAre("queued", "retrying"));
+  EXPECT_THAT(owed.kinds(), ElementsAre("queued", "retrying"));
+  EXPECT_EQ(queued.events()[1].retrying.next_delay, absl::Milliseconds(250));
+  answerer_.Fail(q, {FailureReason::kCancelled, "gone", false}, kKey, {});
+  answerer_.Fail(o, {FailureReason::kCancelled, "gone", false}, kKey, {});
 }
 
 TEST_F(AnswererTest, AFailureBeforeAnyQueuedSendsTheOwedQueuedFirst) {

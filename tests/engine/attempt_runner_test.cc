@@ -56,10 +56,14 @@ class AttemptRunnerTest : public testing::Test {
     auto upstream = std::make_unique<ScriptedUpstream>(&clock_);
     upstream_ = upstream.get();
     upstream_->Attach(loop_.get());
-    runner_ = std::make_unique<AttemptRunner>(
-        AttemptRunner::Options{concurrency, batch_max, rate, absl::Seconds(60)},
-        std::move(upstream), budget_.get(), &clock_, &metrics_, nullptr,
-        &flights_);
+    AttemptRunner::Options o;
+    o.max_concurrency = concurrency;
+    o.batch_max = batch_max;
+    o.configured_rate = rate;
+    o.retry_after_max = absl::Seconds(60);
+    runner_ =
+        std::make_unique<AttemptRunner>(o, std::move(upstream), budget_.get(),
+                                        &clock_, &metrics_, nullptr, &flights_);
   }
   void Queue(const std::string& vin, uint64_t id) {
     runner_->Enqueue({{vin, 0}, id}, 0);

@@ -68,8 +68,11 @@ struct Replica {
           const std::string& name)
       : loop(*loop::EventLoop::Create(clock)), backend(fleet->Add(name)) {
     backend->Attach(loop.get());
-    coordinator = SharedFleet({backend, kLease, absl::Hours(1)}, &flights,
-                              &loop->scheduler());
+    SharedFleetOptions options;
+    options.backend = backend;
+    options.lease = kLease;
+    options.cache_ttl = absl::Hours(1);
+    coordinator = SharedFleet(options, &flights, &loop->scheduler());
   }
   std::unique_ptr<loop::EventLoop> loop;
   testing_util::MemoryFleet::Replica* backend;

@@ -1,17 +1,30 @@
-// AttemptRunner's circuit breaker (DESIGN rule 13), on the engine's loop:
-// whether a flight may send, the failure it gets when it may not, the
-// breaker's transitions from each request's health, and the breaker shared
-// by a fleet (the other replicas' events, the probe's lease). The gate and
-// the requests: attempt_runner.cc.
+// The engine's circuit breaker (DESIGN rule 13), on its loop: whether a
+// flight may send, the failure it gets when it may not, the breaker's
+// transitions from each request's health, the probe at the gate, and the
+// breaker shared by a fleet (the other replicas' events, the probe's lease).
+#include "engine/shared_breaker.h"
+
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "engine/attempt_runner.h"
 #include "engine/retry_policy.h"
 
 namespace engine {
 
-bool AttemptRunner::Refuses(absl::Time now) const {
+SharedBreaker::SharedBreaker(Options options, const retry::Clock* clock,
+                             metrics::ServiceMetrics* metrics,
+                             EngineObserver* observer, Effects* effects)
+    : options_(std::move(options)),
+      clock_(clock),
+      metrics_(metrics),
+      observer_(observer),
+      effects_(effects),
+      breaker_(options_.breaker, options_.uniform) {
+  metrics_->upstream_breaker_state.Set(0);
+}
+
+bool SharedBreaker::Refuses(absl::Time now) const {
   switch (breaker_.state()) {
     case upstream::BreakerState::kClosed:
       return false;
@@ -23,7 +36,7 @@ bool AttemptRunner::Refuses(absl::Time now) const {
   return false;
 }
 
-Failure AttemptRunner::Unreachable(absl::Time now, int attempts) const {
+Failure SharedBreaker::Unreachable(absl::Time now, int attempts) const {
   const absl::Duration wait =
       breaker_.state() == upstream::BreakerState::kOpen
           ? std::max(absl::ZeroDuration(), breaker_.next_probe_at() - now)
@@ -47,7 +60,61 @@ Failure AttemptRunner::Unreachable(absl::Time now, int attempts) const {
   return f;
 }
 
-void AttemptRunner::NoteBreaker(
+// ---- The gate's side ----
+
+SharedBreaker::Permit SharedBreaker::Ask(absl::Time now) {
+  return breaker_.Ask(now);
+}
+
+void SharedBreaker::Probing(Seq place, uint64_t flight_id) {
+  NoteBreaker(upstream::Breaker::Transition{upstream::BreakerState::kOpen,
+                                            upstream::BreakerState::kHalfOpen});
+  probe_place_ = place;
+  probe_flight_ = flight_id;
+  if (options_.fleet != nullptr && options_.fleet->up()) {
+    // One probe for the fleet: it waits here until the claim's answer.
+    const uint64_t claim = ++claims_;
+    probe_claim_ = claim;
+    options_.fleet->ClaimProbe(
+        options_.probe_hold,
+        [this, claim](FleetBackend::ProbeClaim answer) {
+          OnProbeClaim(claim, answer);
+        });
+  }
+}
+
+void SharedBreaker::LeftGate(Seq seq) {
+  // The probe left before it was sent: the next flight may probe.
+  if (seq == probe_place_) LoseProbe();
+}
+
+bool SharedBreaker::Sends(uint64_t flight_id) {
+  if (probe_place_ == 0 || flight_id != probe_flight_) return false;
+  probe_place_ = 0;
+  probe_flight_ = 0;
+  return true;
+}
+
+void SharedBreaker::ProbeLost() { LoseProbe(); }
+
+void SharedBreaker::OnAnswer(const vpic::RequestOutcome& answer, bool probe) {
+  if (answer.health == vpic::UpstreamHealth::kBroken) {
+    last_broken_ = answer.outcomes.front().error;
+  }
+  if (probe) {
+    metrics_->upstream_breaker_probes[answer.health ==
+                                      vpic::UpstreamHealth::kAnswered]
+        .Add();
+  }
+  const auto t = breaker_.OnResult(clock_->Now(), answer.health, probe);
+  NoteBreaker(t);
+  if (probe) {
+    EndProbe(t && t->to == upstream::BreakerState::kOpen &&
+             breaker_.next_probe_at() > clock_->Now());
+  }
+}
+
+void SharedBreaker::NoteBreaker(
     absl::optional<upstream::Breaker::Transition> t, Cause cause,
     const std::string& by) {
   if (!t) return;
@@ -72,18 +139,18 @@ void AttemptRunner::NoteBreaker(
   if (t->to == upstream::BreakerState::kClosed) {
     // The backlog resumes from a fraction of the rate, climbing back as
     // after a pushback.
-    if (budget_->OnRecovered(clock_->Now())) NoteRateChange(true);
+    effects_->Closed();
   } else if (t->from == upstream::BreakerState::kClosed ||
              cause == Cause::kProbeElsewhere) {
     // Every flight that waits to send leaves the live path (after a probe
     // of this replica's failed or was lost, none waits: every flight but
     // the probe was refused meanwhile; when the probe is another
     // replica's, this one's would-be probe leaves).
-    flights_->Unreachable();
+    effects_->Refusing();
   }
 }
 
-void AttemptRunner::ShareBreaker(const upstream::Breaker::Transition& t) {
+void SharedBreaker::ShareBreaker(const upstream::Breaker::Transition& t) {
   if (options_.fleet == nullptr) return;
   const absl::Time now = clock_->Now();
   FleetEvent e;
@@ -110,7 +177,7 @@ void AttemptRunner::ShareBreaker(const upstream::Breaker::Transition& t) {
   options_.fleet->Publish(e);
 }
 
-void AttemptRunner::FromFleet(const FleetEvent& e) {
+void SharedBreaker::FromFleet(const FleetEvent& e) {
   const absl::Time now = clock_->Now();
   if (e.kind == FleetEvent::Kind::kBreakerOpened) {
     if (breaker_.state() == upstream::BreakerState::kClosed) {
@@ -131,7 +198,7 @@ void AttemptRunner::FromFleet(const FleetEvent& e) {
   NoteBreaker(breaker_.ClosedElsewhere(), Cause::kFleet, e.origin);
 }
 
-void AttemptRunner::OnProbeClaim(uint64_t claim,
+void SharedBreaker::OnProbeClaim(uint64_t claim,
                                  FleetBackend::ProbeClaim answer) {
   using Kind = FleetBackend::ProbeClaim::Kind;
   if (claim != probe_claim_) {
@@ -157,7 +224,7 @@ void AttemptRunner::OnProbeClaim(uint64_t claim,
   }
 }
 
-void AttemptRunner::LoseProbe() {
+void SharedBreaker::LoseProbe() {
   probe_place_ = 0;
   probe_flight_ = 0;
   probe_claim_ = 0;
@@ -165,7 +232,7 @@ void AttemptRunner::LoseProbe() {
   EndProbe(false);
 }
 
-void AttemptRunner::EndProbe(bool reopened) {
+void SharedBreaker::EndProbe(bool reopened) {
   if (options_.fleet == nullptr) return;
   if (reopened) {
     // Nobody in the fleet probes before the new cool-down ends.
