@@ -114,13 +114,13 @@ BatchCall::BatchCall(engine::Engine* engine,
                      bool interactive_allowed)
     : engine_(engine),
       deadline_(DeadlineOf(context)),
-      window_(window),
       counters_(counters),
       metrics_(metrics),
       registry_(registry),
       peer_(context->peer()),
       tenant_(std::move(tenant)),
-      interactive_allowed_(interactive_allowed) {
+      interactive_allowed_(interactive_allowed),
+      window_(static_cast<size_t>(window)) {
   counters_->streams.fetch_add(1);
   registry_->Add(this);
   absl::optional<grpc::Status> finish;
@@ -141,19 +141,19 @@ void BatchCall::OnReadDone(bool ok) {
     // Parse the request before anything can start the next read into it.
     const bool parsed = ok && ParseRequest(request_, &request);
     request_.Clear();
-    reading_ = false;
-    if (finished_) {
+    read_out_ = false;
+    if (output_ == Output::kFinished) {
       ok = false;  // read after the stream ended (a drain): not an item
     } else if (!ok) {
-      read_done_ = true;
+      TransitionLocked(Event::kHalfClose);
     } else if (!parsed) {
       ok = false;
-      malformed_ = true;  // read no more; end with INVALID_ARGUMENT
+      TransitionLocked(Event::kMalformed);
     } else {
-      index = next_index_++;
+      index = window_.Open();  // the item's place in the window
       admitting_ = true;
-      ++outstanding_;  // reserve the item's place in the window
-      RaisePeak(counters_->peak_stream_outstanding, outstanding_);
+      RaisePeak(counters_->peak_stream_outstanding,
+                static_cast<int64_t>(window_.open()));
     }
   }
   if (ok) {
@@ -205,7 +205,7 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
   if (!admitted.ok()) {
     if (admitted.failure().reason == engine::FailureReason::kShuttingDown) {
       absl::MutexLock lock(&mu_);
-      refusing_ = true;  // read no more items
+      TransitionLocked(Event::kEngineRefused);  // read no more items
     }
     item->OnFailed(admitted.failure());
     return;
@@ -216,7 +216,7 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
   auto it = items_.find(item);
   if (it == items_.end()) return;
   item->waiter = admitted.id();
-  if (cancelled_) engine_->Cancel(admitted.id());
+  if (output_ != Output::kOpen) engine_->Cancel(admitted.id());
 }
 
 void BatchCall::Emit(Item* item, grpc::ByteBuffer bytes, bool terminal) {
@@ -224,11 +224,11 @@ void BatchCall::Emit(Item* item, grpc::ByteBuffer bytes, bool terminal) {
   {
     absl::MutexLock lock(&mu_);
     if (terminal) items_.erase(item);  // deletes the caller; see Item
-    if (cancelled_) {
-      if (terminal) RetireLocked();  // nobody to tell
+    if (output_ != Output::kOpen) {
+      if (terminal) RetireLocked(false);  // nobody to tell
     } else {
       queue_.push_back({std::move(bytes), terminal});
-      if (terminal) ++terminals_queued_;
+      if (terminal) window_.TerminalQueued();
     }
     finish = AdvanceLocked();
   }
@@ -240,13 +240,10 @@ void BatchCall::OnWriteDone(bool ok) {
   absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
-    writing_ = false;
-    if (queue_.front().terminal) RetireQueuedLocked();
+    write_out_ = false;
+    if (queue_.front().terminal) RetireLocked(true);
     queue_.pop_front();
-    if (!ok && !cancelled_) {
-      cancelled_ = true;  // the client is gone
-      CancelAllLocked();
-    }
+    if (!ok) TransitionLocked(Event::kClientGone);
     finish = AdvanceLocked();
   }
   if (finish) Finish(*finish);
@@ -257,10 +254,7 @@ void BatchCall::OnCancel() {
   absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
-    if (!cancelled_) {
-      cancelled_ = true;
-      CancelAllLocked();
-    }
+    TransitionLocked(Event::kClientGone);
     finish = AdvanceLocked();
   }
   if (finish) Finish(*finish);
@@ -284,8 +278,7 @@ void BatchCall::Drain() {
   absl::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
-    refusing_ = true;
-    draining_ = true;
+    TransitionLocked(Event::kDrain);
     finish = AdvanceLocked();
   }
   if (finish) Finish(*finish);
@@ -297,21 +290,68 @@ void BatchCall::CancelAllLocked() {
   for (const auto& [ptr, item] : items_) {
     if (item->waiter != 0) engine_->Cancel(item->waiter);
   }
-  const size_t keep = writing_ ? 1 : 0;
+  const size_t keep = write_out_ ? 1 : 0;
   while (queue_.size() > keep) {
-    if (queue_.back().terminal) RetireQueuedLocked();
+    if (queue_.back().terminal) RetireLocked(true);
     queue_.pop_back();
   }
 }
 
-void BatchCall::RetireQueuedLocked() {
-  --terminals_queued_;
-  RetireLocked();
+void BatchCall::RetireLocked(bool was_queued) {
+  window_.Close(was_queued);
+  counters_->items_outstanding.fetch_sub(1);
 }
 
-void BatchCall::RetireLocked() {
-  --outstanding_;
-  counters_->items_outstanding.fetch_sub(1);
+// The one place the stream's states change (see Input and Output).
+void BatchCall::TransitionLocked(Event event) {
+  switch (event) {
+    case Event::kHalfClose:
+      // (A drain or a refusal with a read out: the client's half-close,
+      // read since, makes its end OK.)
+      if (input_ != Input::kMalformed) input_ = Input::kHalfClosed;
+      return;
+    case Event::kMalformed:
+      if (input_ == Input::kOpen) input_ = Input::kMalformed;
+      return;
+    case Event::kEngineRefused:
+      if (input_ == Input::kOpen) input_ = Input::kRefused;
+      return;
+    case Event::kDrain:
+      if (input_ == Input::kOpen || input_ == Input::kRefused) {
+        input_ = Input::kDraining;
+      }
+      return;
+    case Event::kClientGone:
+      if (output_ != Output::kOpen) return;
+      output_ = Output::kClientGone;
+      CancelAllLocked();
+      return;
+    case Event::kFinish:
+      output_ = Output::kFinished;
+      return;
+  }
+}
+
+grpc::Status BatchCall::FinalStatusLocked() const {
+  if (output_ == Output::kClientGone) return grpc::Status::CANCELLED;
+  switch (input_) {
+    case Input::kMalformed:
+      return ToGrpcStatus(
+          DetailsOf(grpc::StatusCode::INVALID_ARGUMENT,
+                    domain::ErrorReason::kMalformedRequest,
+                    "a message of the stream is not a DecodeBatchRequest; "
+                    "the items before it were answered"));
+    case Input::kRefused:
+    case Input::kDraining:
+      return ToGrpcStatus(DetailsOf(
+          grpc::StatusCode::UNAVAILABLE, domain::ErrorReason::kShuttingDown,
+          "the server is shutting down; items after the last "
+          "one answered were not read"));
+    case Input::kOpen:
+    case Input::kHalfClosed:
+      break;
+  }
+  return grpc::Status::OK;
 }
 
 // Starts the next write and read if they are due; returns the status to
@@ -319,50 +359,36 @@ void BatchCall::RetireLocked() {
 // under mu_: gRPC never runs their reactions inline. Finish may run OnDone
 // inline, so callers call it after releasing mu_, as their last act.
 absl::optional<grpc::Status> BatchCall::AdvanceLocked() {
-  if (finished_) return absl::nullopt;
-  if (!writing_ && !queue_.empty() && !cancelled_) {
-    writing_ = true;
+  if (output_ == Output::kFinished) return absl::nullopt;
+  const bool client_here = output_ == Output::kOpen;
+  if (!write_out_ && !queue_.empty() && client_here) {
+    write_out_ = true;
     // With more events queued behind it, a write may wait for them: several
     // events leave in one send (the last one queued is never held back).
     grpc::WriteOptions options;
     if (queue_.size() > 1) options.set_buffer_hint();
     StartWrite(&queue_.front().bytes, options);
   }
-  if (!reading_ && !admitting_ && !read_done_ && !cancelled_ && !refusing_ &&
-      !malformed_ && outstanding_ < window_) {
-    reading_ = true;
+  if (!read_out_ && !admitting_ && input_ == Input::kOpen && client_here &&
+      window_.HasRoom()) {
+    read_out_ = true;
     StartRead(&request_);
   }
   // Held by its reader: every item of a full window is answered, and the
   // answers wait for the client to take them.
-  const bool held =
-      !reading_ && outstanding_ >= window_ && terminals_queued_ == outstanding_;
+  const bool held = window_.HeldByReader(read_out_);
   if (held != held_) {
     held_ = held;
     counters_->streams_held_by_reader.fetch_add(held ? 1 : -1);
   }
-  const bool no_more_input = read_done_ || cancelled_ || refusing_ || malformed_;
+  const bool more_input = input_ == Input::kOpen && client_here;
   // A read left pending by an idle client does not hold a draining stream.
-  if (!no_more_input || writing_ || (reading_ && !draining_) ||
-      outstanding_ != 0 || !queue_.empty()) {
+  if (more_input || write_out_ || (read_out_ && input_ != Input::kDraining) ||
+      window_.open() != 0 || !queue_.empty()) {
     return absl::nullopt;
   }
-  finished_ = true;
-  if (cancelled_) return grpc::Status::CANCELLED;
-  if (malformed_) {
-    return ToGrpcStatus(
-        DetailsOf(grpc::StatusCode::INVALID_ARGUMENT,
-                  domain::ErrorReason::kMalformedRequest,
-                  "a message of the stream is not a DecodeBatchRequest; "
-                  "the items before it were answered"));
-  }
-  if (refusing_ && !read_done_) {
-    return ToGrpcStatus(DetailsOf(
-        grpc::StatusCode::UNAVAILABLE, domain::ErrorReason::kShuttingDown,
-        "the server is shutting down; items after the last "
-        "one answered were not read"));
-  }
-  return grpc::Status::OK;
+  TransitionLocked(Event::kFinish);
+  return FinalStatusLocked();
 }
 
 }  // namespace server

@@ -14,12 +14,12 @@
 #ifndef VIN_SERVER_BATCH_CALL_H_
 #define VIN_SERVER_BATCH_CALL_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <deque>
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -28,6 +28,7 @@
 #include "engine/engine.h"
 #include "metrics/metrics.h"
 #include "server/call_registry.h"
+#include "server/item_window.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -74,20 +75,44 @@ class BatchCall final
     grpc::ByteBuffer bytes;
     bool terminal = false;
   };
+  // Why the stream reads no more items (kOpen: it reads them).
+  enum class Input {
+    kOpen,
+    kHalfClosed,  // the client half-closed: ends OK
+    kMalformed,   // a message did not parse: ends INVALID_ARGUMENT
+    kRefused,     // the engine refused an item, shutting down: UNAVAILABLE
+    kDraining,    // the server drains: UNAVAILABLE, also with a read out
+  };
+  // Where the events go.
+  enum class Output {
+    kOpen,        // to the client
+    kClientGone,  // it cancelled, or a write failed: events are dropped
+    kFinished,    // Finish was called (after its last event was written)
+  };
+  // What moves the states; Transition is the one place they change.
+  enum class Event {
+    kHalfClose,
+    kMalformed,
+    kEngineRefused,
+    kDrain,
+    kClientGone,
+    kFinish,
+  };
+  void TransitionLocked(Event event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The status the stream ends with, once every item is answered.
+  grpc::Status FinalStatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Admit(const vin::v1::DecodeBatchRequest& request, uint64_t index);
   // Queues an item's event; a terminal event also retires the item.
   void Emit(Item* item, grpc::ByteBuffer bytes, bool terminal);
   void CancelAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // An item's terminal event left the queue (written, or dropped): its
-  // place in the window is free.
-  void RetireQueuedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RetireLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An item's terminal event left the queue (written, or dropped; or was
+  // never queued, its client gone): its place in the window is free.
+  void RetireLocked(bool was_queued) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::optional<grpc::Status> AdvanceLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   engine::Engine* const engine_;
   const absl::Time deadline_;
-  const int window_;
   BatchCounters* const counters_;
   metrics::ServiceMetrics* const metrics_;
   CallRegistry<BatchCall>* const registry_;
@@ -107,23 +132,19 @@ class BatchCall final
   // calls a listener.
   absl::Mutex mu_;
   grpc::ByteBuffer request_;  // the read buffer; one read at a time
-  uint64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;
-  int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
-  int terminals_queued_ ABSL_GUARDED_BY(mu_) = 0;  // DONE/FAILED not written
-  bool held_ ABSL_GUARDED_BY(mu_) = false;  // counted in streams_held_by_reader
-  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  ItemWindow window_ ABSL_GUARDED_BY(mu_);
+  Input input_ ABSL_GUARDED_BY(mu_) = Input::kOpen;
+  Output output_ ABSL_GUARDED_BY(mu_) = Output::kOpen;
+  // The operations in flight, at most one of each.
+  bool read_out_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_out_ ABSL_GUARDED_BY(mu_) = false;
   // An item read and not yet handed to the engine: the next read waits for
   // it, so that a stream's items reach the engine (and join flights) in the
   // order they were sent, whatever thread's write completion asks for the
   // next read meanwhile.
   bool admitting_ ABSL_GUARDED_BY(mu_) = false;
-  bool read_done_ ABSL_GUARDED_BY(mu_) = false;   // client half-closed
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;   // client gone
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  bool refusing_ ABSL_GUARDED_BY(mu_) = false;    // engine shutting down
-  bool draining_ ABSL_GUARDED_BY(mu_) = false;    // may end with a read pending
-  bool malformed_ ABSL_GUARDED_BY(mu_) = false;   // a request did not parse
+  // Counted in streams_held_by_reader (ItemWindow::HeldByReader).
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Item*, std::unique_ptr<Item>> items_ ABSL_GUARDED_BY(mu_);
 };

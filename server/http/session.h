@@ -41,6 +41,7 @@
 #include "server/http/request_checks.h"
 #include "server/http/routes.h"
 #include "server/http/transport.h"
+#include "server/item_window.h"
 #include "server/status_mapping.h"
 #include "vin/v1/vin.pb.h"
 
@@ -332,8 +333,9 @@ class Session : public std::enable_shared_from_this<Session> {
   size_t pending_ = 0;
   // /v1/decode:batch.
   std::map<size_t, StreamItem>
-      active_;                     // by index: read, not yet written whole
-  size_t next_index_ = 0;          // lines read so far
+      active_;  // by index: read, not yet written whole
+  // The stream's window, as a DecodeBatch call's (server/item_window.h).
+  absl::optional<ItemWindow> window_;
   std::vector<char> read_buffer_;  // a piece of the body, as read
   std::string unsplit_;            // what is read and not yet a line
   size_t unsplit_pos_ = 0;

@@ -49,6 +49,7 @@ void Session::OnStreamEvent(uint64_t request, size_t index,
   if (terminal) {
     item.waiter = 0;
     item.ended = true;
+    window_->TerminalQueued();
   }
   event.set_request_id(item.request_id);
   if (event.vin().empty()) event.set_vin(item.vin);
@@ -64,7 +65,7 @@ void Session::StartStream() {
   ++request_seq_;
   mode_ = Mode::kStream;
   active_.clear();
-  next_index_ = 0;
+  window_.emplace(options().stream_window);
   unsplit_.clear();
   unsplit_pos_ = 0;
   line_.clear();
@@ -166,14 +167,14 @@ void Session::StopReading(int status, domain::ErrorReason reason,
              "/v1/decode:batch: reading no more of the body",
              {{"peer", client_},
               {"reason", std::string(why)},
-              {"items_read", next_index_}});
+              {"items_read", window_->items_read()}});
   // The stream's last line: {"error": a google.rpc.Status}, as HTTP/JSON
   // gateways end a stream that failed.
   cut_short_ = absl::StrCat(
       "{\"error\":",
       RpcStatusJson(ToRpcStatus(DetailsOf(
           GrpcCodeOfHttp(status), reason,
-          absl::StrCat(why, "; the ", next_index_,
+          absl::StrCat(why, "; the ", window_->items_read(),
                        " items read before are answered above, the rest of "
                        "the body was not read")))),
       "}");
@@ -209,8 +210,7 @@ bool Session::NextLine(std::string* line, size_t* too_long) {
 }
 
 void Session::Refill() {
-  while (!stream_gone_ && !input_done_ &&
-         active_.size() < options().stream_window) {
+  while (!stream_gone_ && !input_done_ && window_->HasRoom()) {
     std::string line;
     size_t too_long = 0;
     if (NextLine(&line, &too_long)) {
@@ -237,7 +237,7 @@ void Session::Refill() {
 void Session::SubmitLine(const std::string& raw, size_t too_long) {
   const absl::string_view text = absl::StripAsciiWhitespace(raw);
   if (text.empty() && too_long == 0) return;  // blank lines are no items
-  const size_t index = next_index_++;
+  const size_t index = window_->Open();
   StreamItem& item = active_[index];
   item.request_id = absl::StrCat("#", index);
   auto* w = new Waiter(gateway_->shared_from_this(), weak_from_this(),
@@ -340,6 +340,7 @@ void Session::Pump() {
                      if (ec) return self->StreamGone();
                      if (line->terminal) {
                        self->active_.erase(line->index);
+                       self->window_->Close(true);
                        self->Refill();
                      }
                      self->Pump();
