@@ -37,7 +37,7 @@
 #include "absl/time/clock.h"
 #include "engine/types.h"
 #include "fake_vpic/answers.h"
-#include "server/proto_mapping.h"
+#include "server/common/proto_mapping.h"
 #include "vin/v1/vin.grpc.pb.h"
 #include "vpic/parse.h"
 

@@ -14,7 +14,7 @@
 #include "fleet/event_mapping.h"
 #include "fleet/seal.h"
 #include "fleet/trust.h"
-#include "server/proto_mapping.h"
+#include "server/common/proto_mapping.h"
 
 namespace {
 

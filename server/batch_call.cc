@@ -1,4 +1,3 @@
-#include "server/tenant.h"
 #include "server/batch_call.h"
 
 #include <utility>
@@ -8,9 +7,10 @@
 #include "domain/limits.h"
 #include "server/batch_events.h"
 #include "server/call_deadline.h"
+#include "server/common/proto_mapping.h"
+#include "server/common/status_mapping.h"
+#include "server/common/tenant.h"
 #include "server/decode_metrics.h"
-#include "server/proto_mapping.h"
-#include "server/status_mapping.h"
 #include "vin/vin.h"
 
 namespace server {

@@ -28,7 +28,7 @@
 #include "engine/engine.h"
 #include "metrics/metrics.h"
 #include "server/call_registry.h"
-#include "server/item_window.h"
+#include "server/common/item_window.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <utility>
 
-#include "server/proto_mapping.h"
+#include "server/common/proto_mapping.h"
 
 namespace server {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "server/log.h"
+#include "server/common/log.h"
 
 namespace server {
 

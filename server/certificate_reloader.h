@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/tls_files.h"
+#include "server/common/tls_files.h"
 
 namespace server {
 

@@ -3,10 +3,10 @@
 #include <atomic>
 
 #include "server/call_deadline.h"
+#include "server/common/proto_mapping.h"
+#include "server/common/status_mapping.h"
+#include "server/common/tenant.h"
 #include "server/decode_metrics.h"
-#include "server/proto_mapping.h"
-#include "server/status_mapping.h"
-#include "server/tenant.h"
 
 namespace server {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "engine/engine.h"
 #include "server/batch_call.h"
-#include "server/tenant.h"
+#include "server/common/tenant.h"
 #include "vin/v1/vin.grpc.pb.h"
 
 namespace server {

@@ -10,9 +10,9 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "server/log.h"
-#include "server/proto_mapping.h"
-#include "server/tenant.h"
+#include "server/common/log.h"
+#include "server/common/proto_mapping.h"
+#include "server/common/tenant.h"
 #include "upstream/peak_hours.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address:port to serve on");

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/time/clock.h"
-#include "server/log.h"
+#include "server/common/log.h"
 
 namespace server {
 namespace {

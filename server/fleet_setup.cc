@@ -7,8 +7,8 @@
 #include "fleet/redis_url.h"
 #include "fleet/redis_value.h"
 #include "fleet/secret_file.h"
-#include "server/log.h"
-#include "server/proto_mapping.h"
+#include "server/common/log.h"
+#include "server/common/proto_mapping.h"
 #include "server/server.h"
 
 namespace server {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/status_mapping.h"
+#include "server/common/status_mapping.h"
 #include "util/utf8.h"
 
 namespace server {

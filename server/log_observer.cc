@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "server/log.h"
+#include "server/common/log.h"
 
 namespace server {
 

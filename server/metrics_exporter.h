@@ -17,8 +17,8 @@
 #include "absl/status/statusor.h"
 #include "metrics/metrics.h"
 #include "server/batch_call.h"
+#include "server/common/tls_files.h"
 #include "server/http/gateway.h"
-#include "server/tls_files.h"
 
 namespace disk_cache {
 class DiskCache;

@@ -1,23 +1,22 @@
 #include "server/server.h"
 
-#include <thread>
-
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/resource_quota.h>
+#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/fleet_setup.h"
-#include "server/listener_checks.h"
-#include "server/log.h"
-#include "server/proto_mapping.h"
 #include "absl/synchronization/notification.h"
+#include "server/common/listener_checks.h"
+#include "server/common/log.h"
+#include "server/common/proto_mapping.h"
+#include "server/fleet_setup.h"
 
 namespace server {
 namespace {

@@ -26,8 +26,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "server/common/tls_files.h"
 #include "server/staged_file.h"
-#include "server/tls_files.h"
 
 namespace server {
 

@@ -18,11 +18,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/listener_checks.h"
+#include "server/common/log.h"
 #include "server/http/http_status.h"
 #include "server/http/session.h"
 #include "server/http/tls_context.h"
-#include "server/listener_checks.h"
-#include "server/log.h"
 
 namespace server {
 namespace http {

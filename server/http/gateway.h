@@ -44,8 +44,8 @@
 #include "absl/time/time.h"
 #include "engine/engine.h"
 #include "metrics/labeled_histograms.h"
-#include "server/tenant.h"
-#include "server/tls_files.h"
+#include "server/common/tenant.h"
+#include "server/common/tls_files.h"
 
 namespace server {
 namespace http {

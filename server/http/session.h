@@ -36,13 +36,13 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "engine/engine.h"
+#include "server/common/item_window.h"
+#include "server/common/status_mapping.h"
 #include "server/http/gateway.h"
 #include "server/http/gateway_impl.h"
 #include "server/http/request_checks.h"
 #include "server/http/routes.h"
 #include "server/http/transport.h"
-#include "server/item_window.h"
-#include "server/status_mapping.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -334,7 +334,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // /v1/decode:batch.
   std::map<size_t, StreamItem>
       active_;  // by index: read, not yet written whole
-  // The stream's window, as a DecodeBatch call's (server/item_window.h).
+  // The stream's window, as a DecodeBatch call's (server/common/item_window.h).
   absl::optional<ItemWindow> window_;
   std::vector<char> read_buffer_;  // a piece of the body, as read
   std::string unsplit_;            // what is read and not yet a line

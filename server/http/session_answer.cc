@@ -19,11 +19,11 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "google/rpc/status.pb.h"
+#include "server/common/proto_mapping.h"
+#include "server/common/status_mapping.h"
 #include "server/http/http_status.h"
 #include "server/http/session.h"
 #include "server/http/vpic_shape.h"
-#include "server/proto_mapping.h"
-#include "server/status_mapping.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {

@@ -16,11 +16,11 @@
 #include "absl/time/time.h"
 #include "domain/limits.h"
 #include "engine/invalid_reason.h"
+#include "server/common/proto_mapping.h"
+#include "server/common/tenant.h"
 #include "server/http/http_status.h"
 #include "server/http/routes.h"
 #include "server/http/session.h"
-#include "server/proto_mapping.h"
-#include "server/tenant.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {

@@ -14,9 +14,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/common/log.h"
 #include "server/http/http_status.h"
 #include "server/http/session.h"
-#include "server/log.h"
 
 namespace server {
 namespace http {

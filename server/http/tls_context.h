@@ -20,7 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "server/tls_files.h"
+#include "server/common/tls_files.h"
 
 namespace server {
 namespace http {

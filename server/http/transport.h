@@ -22,7 +22,7 @@
 #include <string>
 #include <utility>
 
-#include "server/tls_files.h"
+#include "server/common/tls_files.h"
 
 namespace server {
 namespace http {

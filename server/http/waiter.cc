@@ -5,8 +5,8 @@
 #include <memory>
 #include <utility>
 
+#include "server/common/proto_mapping.h"
 #include "server/http/session.h"
-#include "server/proto_mapping.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {

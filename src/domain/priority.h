@@ -26,7 +26,7 @@ inline Priority MoreUrgent(Priority a, Priority b) {
 // The tenant of a caller that names none.
 inline constexpr absl::string_view kDefaultTenant = "default";
 // A tenant name is at most this long (a longer one is its start and a
-// digest of the whole: server/tenant.h).
+// digest of the whole: server/common/tenant.h).
 inline constexpr size_t kMaxTenantBytes = 128;
 
 }  // namespace domain

@@ -14,7 +14,7 @@
 #include "fleet/seal.h"
 #include "fleet_test_fixture.h"
 #include "gtest/gtest.h"
-#include "server/proto_mapping.h"
+#include "server/common/proto_mapping.h"
 #include "testing/batch_session.h"
 #include "testing/redis_probe.h"
 #include "testing/retry_info.h"

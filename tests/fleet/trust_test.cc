@@ -1,7 +1,7 @@
 // What a replica believes of what it reads from Redis (fleet/trust.h,
 // fleet/event_bounds.h), as tables: each cached value or event, with and
 // without the fleet's secret, and the verdict. Results are encoded and read
-// back by the server's own mapping (server/proto_mapping.h), as in
+// back by the server's own mapping (server/common/proto_mapping.h), as in
 // production.
 #include "fleet/trust.h"
 
@@ -10,7 +10,7 @@
 
 #include "fleet/event_mapping.h"
 #include "gtest/gtest.h"
-#include "server/proto_mapping.h"
+#include "server/common/proto_mapping.h"
 
 namespace fleet {
 namespace {

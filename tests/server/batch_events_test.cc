@@ -6,7 +6,7 @@
 
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "server/proto_mapping.h"
+#include "server/common/proto_mapping.h"
 
 namespace server {
 namespace {

@@ -1,8 +1,9 @@
-// The listeners' flag checks (server/listener_checks.h, server/tls_files.h),
-// as tables: which addresses parse and are loopback, when the metrics may
-// leave loopback, which TLS flags go together, the reload interval; and the
-// certificate files' checks against files made at test time.
-#include "server/listener_checks.h"
+// The listeners' flag checks (server/common/listener_checks.h,
+// server/common/tls_files.h), as tables: which addresses parse and are
+// loopback, when the metrics may leave loopback, which TLS flags go together,
+// the reload interval; and the certificate files' checks against files made at
+// test time.
+#include "server/common/listener_checks.h"
 
 #include <fstream>
 #include <string>
@@ -11,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/tls_files.h"
+#include "server/common/tls_files.h"
 #include "testing/test_certs.h"
 
 namespace server {

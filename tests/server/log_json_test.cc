@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/log.h"
+#include "server/common/log.h"
 
 namespace server::log {
 namespace {

@@ -1,6 +1,6 @@
 // Who asks (rule 17): tenants from headers, priorities from the API,
 // --tenant_weights, and the bound on tenants named in metrics.
-#include "server/tenant.h"
+#include "server/common/tenant.h"
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"

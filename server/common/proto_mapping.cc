@@ -1,4 +1,4 @@
-#include "server/proto_mapping.h"
+#include "server/common/proto_mapping.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/util/time_util.h>

@@ -1,4 +1,4 @@
-#include "server/log.h"
+#include "server/common/log.h"
 
 #include <grpc/support/log.h>
 #include <spdlog/common.h>
@@ -114,12 +114,24 @@ std::string LevelText(spdlog::level::level_enum level) {
   if (!color) return std::string(text);
   const char* code = "";
   switch (level) {
-    case spdlog::level::trace: code = "\033[37m"; break;
-    case spdlog::level::debug: code = "\033[36m"; break;
-    case spdlog::level::info: code = "\033[32m"; break;
-    case spdlog::level::warn: code = "\033[33m\033[1m"; break;
-    case spdlog::level::err: code = "\033[31m\033[1m"; break;
-    default: code = "\033[1m\033[41m"; break;
+    case spdlog::level::trace:
+      code = "\033[37m";
+      break;
+    case spdlog::level::debug:
+      code = "\033[36m";
+      break;
+    case spdlog::level::info:
+      code = "\033[32m";
+      break;
+    case spdlog::level::warn:
+      code = "\033[33m\033[1m";
+      break;
+    case spdlog::level::err:
+      code = "\033[31m\033[1m";
+      break;
+    default:
+      code = "\033[1m\033[41m";
+      break;
   }
   return absl::StrCat(code, text, "\033[m");
 }

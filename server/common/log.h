@@ -7,14 +7,14 @@
 //
 // Configured once in main (Init); Event may be called from any thread.
 // gRPC's own log lines go the same way.
-#ifndef VIN_SERVER_LOG_H_
-#define VIN_SERVER_LOG_H_
+#ifndef VIN_SERVER_COMMON_LOG_H_
+#define VIN_SERVER_COMMON_LOG_H_
+
+#include <spdlog/common.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <spdlog/common.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -28,15 +28,16 @@ struct Field {
   Field(std::string k, const char* v) : key(std::move(k)), text(v) {}
   Field(std::string k, int64_t v);
   Field(std::string k, int v) : Field(std::move(k), static_cast<int64_t>(v)) {}
-  Field(std::string k, size_t v) : Field(std::move(k), static_cast<int64_t>(v)) {}
+  Field(std::string k, size_t v)
+      : Field(std::move(k), static_cast<int64_t>(v)) {}
   Field(std::string k, double v);
   // A list of JSON objects (in text: a comma list of their values).
   static Field Objects(std::string k,
                        const std::vector<std::vector<Field>>& objects);
 
   std::string key;
-  std::string text;    // the value as text
-  std::string json;    // the value as JSON
+  std::string text;  // the value as text
+  std::string json;  // the value as JSON
 };
 
 // Sets spdlog's default logger. `level`: trace, debug, info, warn, error,
@@ -62,4 +63,4 @@ std::string JsonString(absl::string_view s);
 
 }  // namespace server::log
 
-#endif  // VIN_SERVER_LOG_H_
+#endif  // VIN_SERVER_COMMON_LOG_H_

@@ -7,8 +7,8 @@
 // The same files and checks serve the gRPC port (--tls_*), the HTTP gateway
 // (--http_tls_*) and the metrics port (--metrics_tls_*). Pure apart from
 // reading the files; safe from any thread.
-#ifndef VIN_SERVER_TLS_FILES_H_
-#define VIN_SERVER_TLS_FILES_H_
+#ifndef VIN_SERVER_COMMON_TLS_FILES_H_
+#define VIN_SERVER_COMMON_TLS_FILES_H_
 
 #include <string>
 
@@ -66,4 +66,4 @@ std::string CertificateSubject(const x509_st* cert);
 
 }  // namespace server
 
-#endif  // VIN_SERVER_TLS_FILES_H_
+#endif  // VIN_SERVER_COMMON_TLS_FILES_H_

@@ -14,8 +14,8 @@
 // --interactive_tenants (default: everyone).
 //
 // TenantPolicy is immutable once made: safe from any thread.
-#ifndef VIN_SERVER_TENANT_H_
-#define VIN_SERVER_TENANT_H_
+#ifndef VIN_SERVER_COMMON_TENANT_H_
+#define VIN_SERVER_COMMON_TENANT_H_
 
 #include <string>
 #include <vector>
@@ -27,7 +27,7 @@
 #include "absl/types/optional.h"
 #include "domain/priority.h"
 #include "grpcpp/server_context.h"
-#include "server/trusted_proxies.h"
+#include "server/common/trusted_proxies.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -96,4 +96,4 @@ domain::Priority PriorityOf(vin::v1::Priority p, domain::Priority unspecified);
 
 }  // namespace server
 
-#endif  // VIN_SERVER_TENANT_H_
+#endif  // VIN_SERVER_COMMON_TENANT_H_

@@ -2,8 +2,8 @@
 // believed, as a list of CIDR blocks ("127.0.0.0/8,::1/128,10.1.2.3").
 // An IPv4-mapped IPv6 peer (::ffff:10.1.2.3) is matched as its IPv4
 // address. Immutable once parsed: safe from any thread.
-#ifndef VIN_SERVER_TRUSTED_PROXIES_H_
-#define VIN_SERVER_TRUSTED_PROXIES_H_
+#ifndef VIN_SERVER_COMMON_TRUSTED_PROXIES_H_
+#define VIN_SERVER_COMMON_TRUSTED_PROXIES_H_
 
 #include <array>
 #include <cstdint>
@@ -50,4 +50,4 @@ class TrustedProxies {
 
 }  // namespace server
 
-#endif  // VIN_SERVER_TRUSTED_PROXIES_H_
+#endif  // VIN_SERVER_COMMON_TRUSTED_PROXIES_H_

@@ -1,4 +1,4 @@
-#include "server/tls_files.h"
+#include "server/common/tls_files.h"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>

@@ -1,10 +1,10 @@
-#include "server/status_mapping.h"
+#include "server/common/status_mapping.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "google/rpc/error_details.pb.h"
-#include "server/proto_mapping.h"
+#include "server/common/proto_mapping.h"
 #include "util/utf8.h"
 
 namespace server {

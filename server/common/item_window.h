@@ -5,8 +5,8 @@
 // the stream reads no more, so the sender is slowed by its own reading
 // and memory stays bounded (DESIGN rule 19). Not thread-safe: its owner
 // serialises the calls (a mutex, a strand).
-#ifndef VIN_SERVER_ITEM_WINDOW_H_
-#define VIN_SERVER_ITEM_WINDOW_H_
+#ifndef VIN_SERVER_COMMON_ITEM_WINDOW_H_
+#define VIN_SERVER_COMMON_ITEM_WINDOW_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -52,4 +52,4 @@ class ItemWindow {
 
 }  // namespace server
 
-#endif  // VIN_SERVER_ITEM_WINDOW_H_
+#endif  // VIN_SERVER_COMMON_ITEM_WINDOW_H_

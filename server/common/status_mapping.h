@@ -3,8 +3,8 @@
 // google.rpc.ErrorInfo (a stable reason, domain "vin.v1", metadata),
 // INVALID_ARGUMENT also google.rpc.BadRequest naming the field, and a
 // retryable failure google.rpc.RetryInfo with the suggested delay.
-#ifndef VIN_SERVER_STATUS_MAPPING_H_
-#define VIN_SERVER_STATUS_MAPPING_H_
+#ifndef VIN_SERVER_COMMON_STATUS_MAPPING_H_
+#define VIN_SERVER_COMMON_STATUS_MAPPING_H_
 
 #include <grpcpp/support/status.h>
 
@@ -55,4 +55,4 @@ grpc::Status ToGrpcStatus(const engine::Failure& failure,
 
 }  // namespace server
 
-#endif  // VIN_SERVER_STATUS_MAPPING_H_
+#endif  // VIN_SERVER_COMMON_STATUS_MAPPING_H_

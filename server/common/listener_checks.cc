@@ -1,4 +1,4 @@
-#include "server/listener_checks.h"
+#include "server/common/listener_checks.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -104,8 +104,8 @@ ConnectionBudget FitConnectionsToFiles(int64_t file_limit, int64_t reserve_flag,
   b.http_max_connections = http_max_connections;
   if (file_limit <= 0 || file_limit > INT32_MAX) return b;
   b.limited = true;
-  b.reserve = reserve_flag >= 0 ? reserve_flag
-                                : std::max<int64_t>(128, file_limit / 4);
+  b.reserve =
+      reserve_flag >= 0 ? reserve_flag : std::max<int64_t>(128, file_limit / 4);
   const int64_t room = file_limit - b.reserve - metrics_connections;
   // At least one connection: a limit too low for any is the operator's to
   // raise, and the start says what it fitted.

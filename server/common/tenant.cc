@@ -1,4 +1,4 @@
-#include "server/tenant.h"
+#include "server/common/tenant.h"
 
 #include <grpc/grpc_security_constants.h>
 #include <grpcpp/security/auth_context.h>
@@ -104,8 +104,8 @@ std::string TenantFromHeader(absl::string_view value) {
   // name that looks like one is digested too: it cannot pass for the
   // digested form of a long name configured.)
   unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(trimmed.data()),
-         trimmed.size(), digest);
+  SHA256(reinterpret_cast<const unsigned char*>(trimmed.data()), trimmed.size(),
+         digest);
   const std::string tag = absl::StrCat(
       "~", absl::BytesToHexString(absl::string_view(
                reinterpret_cast<const char*>(digest), kTenantDigestBytes)));

@@ -1,4 +1,4 @@
-#include "server/trusted_proxies.h"
+#include "server/common/trusted_proxies.h"
 
 #include <arpa/inet.h>
 
@@ -96,8 +96,10 @@ std::string TrustedProxies::AddressOfGrpcPeer(absl::string_view peer) {
   std::string uri;
   for (size_t i = 0; i < peer.size(); ++i) {
     if (peer[i] == '%' && i + 2 < peer.size() &&
-        absl::ascii_isxdigit(peer[i + 1]) && absl::ascii_isxdigit(peer[i + 2])) {
-      uri.push_back(static_cast<char>(hex(peer[i + 1]) * 16 + hex(peer[i + 2])));
+        absl::ascii_isxdigit(peer[i + 1]) &&
+        absl::ascii_isxdigit(peer[i + 2])) {
+      uri.push_back(
+          static_cast<char>(hex(peer[i + 1]) * 16 + hex(peer[i + 2])));
       i += 2;
     } else {
       uri.push_back(peer[i]);

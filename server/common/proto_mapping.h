@@ -1,6 +1,6 @@
 // Conversions between the vin.v1 wire messages and the engine's types.
-#ifndef VIN_SERVER_PROTO_MAPPING_H_
-#define VIN_SERVER_PROTO_MAPPING_H_
+#ifndef VIN_SERVER_COMMON_PROTO_MAPPING_H_
+#define VIN_SERVER_COMMON_PROTO_MAPPING_H_
 
 #include <string>
 
@@ -44,4 +44,4 @@ engine::SourcePreference FromProto(vin::v1::SourcePreference source);
 
 }  // namespace server
 
-#endif  // VIN_SERVER_PROTO_MAPPING_H_
+#endif  // VIN_SERVER_COMMON_PROTO_MAPPING_H_

@@ -3,8 +3,8 @@
 // the rule that the metrics leave loopback only over TLS or when the
 // operator says so, and the certificates' reload interval. Pure: no I/O;
 // errors are INVALID_ARGUMENT naming the flags (main exits 2).
-#ifndef VIN_SERVER_LISTENER_CHECKS_H_
-#define VIN_SERVER_LISTENER_CHECKS_H_
+#ifndef VIN_SERVER_COMMON_LISTENER_CHECKS_H_
+#define VIN_SERVER_COMMON_LISTENER_CHECKS_H_
 
 #include <cstdint>
 #include <string>
@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "server/tls_files.h"
+#include "server/common/tls_files.h"
 
 namespace server {
 
@@ -58,4 +58,4 @@ ConnectionBudget FitConnectionsToFiles(int64_t file_limit, int64_t reserve_flag,
 
 }  // namespace server
 
-#endif  // VIN_SERVER_LISTENER_CHECKS_H_
+#endif  // VIN_SERVER_COMMON_LISTENER_CHECKS_H_
