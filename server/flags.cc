@@ -251,65 +251,13 @@ bool ParseSourcePreference(const std::string& text,
   return true;
 }
 
-}  // namespace
-
-absl::StatusOr<ServerOptions> OptionsFromFlags() {
-  ServerOptions options;
+// The listeners' addresses and their TLS files (checked by
+// VinServer::Start: listener_checks.h).
+void ListenersFromFlags(ServerOptions& options) {
   options.listen = absl::GetFlag(FLAGS_listen);
-  options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
-  options.snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);
-  options.snapshot_reload_timeout =
-      absl::GetFlag(FLAGS_snapshot_reload_timeout);
-  if (options.snapshot_reload_timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--snapshot_reload_timeout must be a duration above 0 (e.g. 60s), "
-        "got ",
-        absl::FormatDuration(options.snapshot_reload_timeout)));
-  }
-  options.batch_window = absl::GetFlag(FLAGS_batch_window);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.metrics_public = absl::GetFlag(FLAGS_metrics_public);
   options.http.listen = absl::GetFlag(FLAGS_http_listen);
-  options.http.deadline = absl::GetFlag(FLAGS_http_deadline);
-  options.http.cors_origins = absl::GetFlag(FLAGS_http_cors_origins);
-  options.http.threads = absl::GetFlag(FLAGS_http_threads);
-  options.http.max_connections = absl::GetFlag(FLAGS_http_max_connections);
-  options.http.allowed_hosts = absl::GetFlag(FLAGS_http_allowed_hosts);
-  if (options.http.max_connections < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--http_max_connections must be at least 1, got ",
-                     options.http.max_connections));
-  }
-  if (options.http.deadline <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--http_deadline must be a duration above 0 (e.g. 30s), got ",
-        absl::FormatDuration(options.http.deadline)));
-  }
-  if (options.http.threads < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--http_threads must be at least 1, got ", options.http.threads));
-  }
-  options.log_dropped = server::log::Dropped;
-  options.max_streams_per_connection =
-      absl::GetFlag(FLAGS_max_streams_per_connection);
-  options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
-  options.max_memory_bytes = absl::GetFlag(FLAGS_max_memory);
-  options.fleet.redis_url = absl::GetFlag(FLAGS_redis_url);
-  options.fleet.redis_password_file = absl::GetFlag(FLAGS_redis_password_file);
-  options.fleet.tls.ca_file = absl::GetFlag(FLAGS_redis_tls_ca_file);
-  options.fleet.tls.cert_file = absl::GetFlag(FLAGS_redis_tls_cert_file);
-  options.fleet.tls.key_file = absl::GetFlag(FLAGS_redis_tls_key_file);
-  options.fleet.secret_file = absl::GetFlag(FLAGS_fleet_secret_file);
-  options.fleet.key_prefix = absl::GetFlag(FLAGS_redis_key_prefix);
-  options.fleet.timeout = absl::GetFlag(FLAGS_redis_timeout);
-  options.fleet.connect_timeout = absl::GetFlag(FLAGS_redis_connect_timeout);
-  if (options.fleet.connect_timeout < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--redis_connect_timeout must be a duration of 0 or more (e.g. 2s, "
-        "300ms), got ",
-        absl::FormatDuration(options.fleet.connect_timeout)));
-  }
-  options.fleet.size_hint = absl::GetFlag(FLAGS_fleet_size_hint);
-  options.fleet.lease = absl::GetFlag(FLAGS_fleet_lease);
   options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
   options.tls.key_file = absl::GetFlag(FLAGS_tls_key_file);
   options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
@@ -322,9 +270,89 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.metrics_tls.key_file = absl::GetFlag(FLAGS_metrics_tls_key_file);
   options.metrics_tls.client_ca_file =
       absl::GetFlag(FLAGS_metrics_tls_client_ca_file);
-  options.metrics_public = absl::GetFlag(FLAGS_metrics_public);
-  // (The TLS flags are checked by VinServer::Start: listener_checks.h.)
+}
+
+// The finished decodes kept (memory, disk) and the offline snapshot.
+absl::Status CacheFromFlags(ServerOptions& options) {
+  options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
+  options.snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);
+  options.snapshot_reload_timeout =
+      absl::GetFlag(FLAGS_snapshot_reload_timeout);
+  if (options.snapshot_reload_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--snapshot_reload_timeout must be a duration above 0 (e.g. 60s), "
+        "got ",
+        absl::FormatDuration(options.snapshot_reload_timeout)));
+  }
   engine::EngineOptions& e = options.engine;
+  e.cache_capacity = static_cast<size_t>(
+      std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_capacity)));
+  e.cache_ttl = absl::GetFlag(FLAGS_cache_ttl);
+  e.cache_stale_max = absl::GetFlag(FLAGS_cache_stale_max);
+  options.cache_path = absl::GetFlag(FLAGS_cache_path);
+  options.cache_disk_max_bytes = absl::GetFlag(FLAGS_cache_disk_max_bytes);
+  return absl::OkStatus();
+}
+
+// The HTTP gateway's limits.
+absl::Status HttpFromFlags(http::GatewayOptions& http) {
+  http.deadline = absl::GetFlag(FLAGS_http_deadline);
+  http.cors_origins = absl::GetFlag(FLAGS_http_cors_origins);
+  http.threads = absl::GetFlag(FLAGS_http_threads);
+  http.max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  http.allowed_hosts = absl::GetFlag(FLAGS_http_allowed_hosts);
+  if (http.max_connections < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http_max_connections must be at least 1, got ",
+                     http.max_connections));
+  }
+  if (http.deadline <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--http_deadline must be a duration above 0 (e.g. 30s), got ",
+        absl::FormatDuration(http.deadline)));
+  }
+  if (http.threads < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http_threads must be at least 1, got ", http.threads));
+  }
+  return absl::OkStatus();
+}
+
+// What one caller, one connection and all of them together may hold.
+void LimitsFromFlags(ServerOptions& options) {
+  options.batch_window = absl::GetFlag(FLAGS_batch_window);
+  options.max_streams_per_connection =
+      absl::GetFlag(FLAGS_max_streams_per_connection);
+  options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
+  options.max_memory_bytes = absl::GetFlag(FLAGS_max_memory);
+  options.engine.max_waiters = static_cast<size_t>(
+      std::max<int64_t>(1, absl::GetFlag(FLAGS_max_pending)));
+}
+
+// Fleet mode: Redis, and what the replicas share there.
+absl::Status FleetFromFlags(FleetOptions& fleet) {
+  fleet.redis_url = absl::GetFlag(FLAGS_redis_url);
+  fleet.redis_password_file = absl::GetFlag(FLAGS_redis_password_file);
+  fleet.tls.ca_file = absl::GetFlag(FLAGS_redis_tls_ca_file);
+  fleet.tls.cert_file = absl::GetFlag(FLAGS_redis_tls_cert_file);
+  fleet.tls.key_file = absl::GetFlag(FLAGS_redis_tls_key_file);
+  fleet.secret_file = absl::GetFlag(FLAGS_fleet_secret_file);
+  fleet.key_prefix = absl::GetFlag(FLAGS_redis_key_prefix);
+  fleet.timeout = absl::GetFlag(FLAGS_redis_timeout);
+  fleet.connect_timeout = absl::GetFlag(FLAGS_redis_connect_timeout);
+  if (fleet.connect_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--redis_connect_timeout must be a duration of 0 or more (e.g. 2s, "
+        "300ms), got ",
+        absl::FormatDuration(fleet.connect_timeout)));
+  }
+  fleet.size_hint = absl::GetFlag(FLAGS_fleet_size_hint);
+  fleet.lease = absl::GetFlag(FLAGS_fleet_lease);
+  return absl::OkStatus();
+}
+
+// The requests to vPIC: where, how fast, how often again, and the breaker.
+void UpstreamFromFlags(engine::EngineOptions& e) {
   e.vpic_base_url = absl::GetFlag(FLAGS_vpic_base_url);
   e.retry_base = absl::GetFlag(FLAGS_retry_base);
   e.retry_cap = absl::GetFlag(FLAGS_retry_cap);
@@ -340,14 +368,10 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   e.budget.retry_ratio = absl::GetFlag(FLAGS_retry_budget);
   e.budget.retry_min_per_second = absl::GetFlag(FLAGS_retry_budget_min);
   e.upstream_batch_max = absl::GetFlag(FLAGS_upstream_batch_max);
-  e.cache_capacity = static_cast<size_t>(
-      std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_capacity)));
-  e.cache_ttl = absl::GetFlag(FLAGS_cache_ttl);
-  e.cache_stale_max = absl::GetFlag(FLAGS_cache_stale_max);
-  options.cache_path = absl::GetFlag(FLAGS_cache_path);
-  options.cache_disk_max_bytes = absl::GetFlag(FLAGS_cache_disk_max_bytes);
-  e.max_waiters = static_cast<size_t>(
-      std::max<int64_t>(1, absl::GetFlag(FLAGS_max_pending)));
+}
+
+// Bulk's shares of the rate, the tenants' weights and the peak hours.
+absl::Status SharesFromFlags(engine::EngineOptions& e) {
   e.share.bulk_min_share = absl::GetFlag(FLAGS_bulk_min_share);
   if (!(e.share.bulk_min_share >= 0 && e.share.bulk_min_share <= 1)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -366,6 +390,12 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   auto peak = upstream::PeakHours::Parse(absl::GetFlag(FLAGS_peak_hours));
   if (!peak.ok()) return peak.status();
   e.peak_hours = *std::move(peak);
+  return absl::OkStatus();
+}
+
+// Who a caller is, whose work may be interactive, and the tenants named
+// in metrics.
+absl::Status TenantsFromFlags(ServerOptions& options) {
   options.tenants.header =
       absl::AsciiStrToLower(absl::GetFlag(FLAGS_tenant_header));
   if (options.tenants.header.empty()) {
@@ -382,12 +412,37 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   }
   options.http.tenants = options.tenants;
   options.max_tenants = std::max(1, absl::GetFlag(FLAGS_max_tenants));
+  return absl::OkStatus();
+}
+
+absl::Status SourcePreferenceFromFlags(engine::EngineOptions& e) {
   if (!ParseSourcePreference(absl::GetFlag(FLAGS_source_preference),
                              &e.default_source)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--source_preference must be auto, live_only, snapshot_only or "
         "live_then_snapshot, got \"",
         absl::GetFlag(FLAGS_source_preference), "\""));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// The checks run in the order they always have (the first bad flag is the
+// one reported).
+absl::StatusOr<ServerOptions> OptionsFromFlags() {
+  ServerOptions options;
+  ListenersFromFlags(options);
+  if (absl::Status s = CacheFromFlags(options); !s.ok()) return s;
+  if (absl::Status s = HttpFromFlags(options.http); !s.ok()) return s;
+  LimitsFromFlags(options);
+  options.log_dropped = server::log::Dropped;
+  if (absl::Status s = FleetFromFlags(options.fleet); !s.ok()) return s;
+  UpstreamFromFlags(options.engine);
+  if (absl::Status s = SharesFromFlags(options.engine); !s.ok()) return s;
+  if (absl::Status s = TenantsFromFlags(options); !s.ok()) return s;
+  if (absl::Status s = SourcePreferenceFromFlags(options.engine); !s.ok()) {
+    return s;
   }
   return options;
 }
