@@ -16,7 +16,6 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -165,22 +164,21 @@ void OnReloaded(server::VinServer& server,
 
 // Parses the command line, after the VIN_<FLAG> variables so that the
 // command line's flags win (--flagfile and --fromenv are abseil's own).
-// --help lists the server's own flags (server/flags.cc), not abseil's.
+// --help lists the server's own flags (server/flags_*.cc) by group, under
+// each group's title; --helpfull adds abseil's.
 void ParseFlags(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Serves vin.v1.VinDecoderService (gRPC), decoding VINs with NHTSA vPIC.\n"
       "Example: vin-server --listen=127.0.0.1:50051");
   absl::FlagsUsageConfig usage;
-  usage.contains_helpshort_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "server/flags.cc");
-  };
-  usage.contains_help_flags = usage.contains_helpshort_flags;
+  usage.normalize_filename = server::FlagFileTitle;
+  usage.contains_helpshort_flags = server::IsServerFlagFile;
+  usage.contains_help_flags = server::IsServerFlagFile;
   absl::SetFlagsUsageConfig(usage);
   std::vector<std::string> env_flags =
       server::FlagsFromEnvironment(environ, [](absl::string_view name) {
         const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-        return flag != nullptr &&
-               absl::EndsWith(flag->Filename(), "server/flags.cc");
+        return flag != nullptr && server::IsServerFlagFile(flag->Filename());
       });
   std::vector<char*> args = {argv[0]};
   for (std::string& f : env_flags) args.push_back(f.data());
