@@ -2,8 +2,7 @@
 // queued for one writer thread, behind a bounded queue that drops the oldest
 // line when full, so that a stalled stdout never blocks the engine's loop or
 // a gRPC thread; lines as text or JSON. The writer is woken only when the
-// queue fills, for a warning or worse, or every 50 ms (spdlog names the
-// levels).
+// queue fills, for a warning or worse, or every 50 ms.
 //
 // Configured once in main (Init); Event may be called from any thread.
 // gRPC's own log lines go the same way.
@@ -14,13 +13,15 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/common.h>
-
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace server::log {
+
+// A line's level, lowest first (--log_level names them; a line says
+// "trace", "debug", "info", "warning", "error" or "critical").
+enum class Level { kTrace, kDebug, kInfo, kWarn, kError, kCritical, kOff };
 
 // A field of a line: text values are quoted in JSON, numbers are not.
 struct Field {
@@ -39,8 +40,9 @@ struct Field {
   std::string json;    // the value as JSON
 };
 
-// Sets spdlog's default logger. `level`: trace, debug, info, warn, error,
-// critical or off; `format`: text or json. INVALID_ARGUMENT names a bad one.
+// Starts the logger. `level`: trace, debug, info, warn, error, critical or
+// off (the lowest level written); `format`: text or json. INVALID_ARGUMENT
+// names a bad one.
 absl::Status Init(const std::string& level, const std::string& format,
                   size_t queue_lines = 8192);
 // Lines dropped because the queue was full (vin_log_dropped_total).
@@ -53,7 +55,7 @@ bool Stop(absl::Duration timeout);
 
 // One line: `message` then the fields ("decode vin=1HG... attempts=1") in
 // text; {"time":..., "level":..., "msg": message, field: value, ...} in JSON.
-void Event(spdlog::level::level_enum level, absl::string_view message,
+void Event(Level level, absl::string_view message,
            const std::vector<Field>& fields = {});
 
 // `s` as a JSON string, as the JSON lines write it: quoted, escaped, and

@@ -1,7 +1,6 @@
 // vin-server: the VIN decode gRPC service.
 #include <malloc.h>
 #include <signal.h>
-#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -33,7 +32,7 @@ namespace {
 using server::log::Field;
 
 void Info(absl::string_view message, const std::vector<Field>& fields = {}) {
-  server::log::Event(spdlog::level::info, message, fields);
+  server::log::Event(server::log::Level::kInfo, message, fields);
 }
 
 // Usage errors exit 2, before anything is logged.
@@ -130,7 +129,7 @@ void LogStarted(const server::ServerOptions& options,
     Info("no --snapshot_path: live decodes only");
   } else if (!server.snapshot_status().ok()) {
     server::log::Event(
-        spdlog::level::warn,
+        server::log::Level::kWarn,
         "starting without the offline snapshot: live decodes only; SIGHUP "
         "retries the load",
         {{"error", server.snapshot_status().ToString()}});
@@ -153,7 +152,7 @@ void OnReloaded(server::VinServer& server,
     Info("snapshot reload cancelled: the server is stopping");
   } else {
     server::log::Event(
-        spdlog::level::err,
+        server::log::Level::kError,
         absl::IsDeadlineExceeded(loaded.status())
             ? "snapshot reload abandoned: past --snapshot_reload_timeout, "
               "keeping the current one"
@@ -301,7 +300,7 @@ int main(int argc, char** argv) {
     return UsageError(std::string(server.status().message()));
   }
   if (!server.ok()) {
-    server::log::Event(spdlog::level::critical, "cannot start",
+    server::log::Event(server::log::Level::kCritical, "cannot start",
                        {{"error", server.status().ToString()}});
     server::log::Stop(absl::Seconds(2));
     return EXIT_FAILURE;
