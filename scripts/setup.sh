@@ -17,7 +17,7 @@ packages=(
   # libraries CMakeLists.txt finds (tests/setup/packages_test.sh checks that
   # every find_package has its Debian package here)
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev
-  libcurl4-openssl-dev libabsl-dev libspdlog-dev nlohmann-json3-dev
+  libcurl4-openssl-dev libabsl-dev nlohmann-json3-dev
   libsqlite3-dev golang-github-gogo-googleapis-dev prometheus-cpp-dev
   libhiredis-dev zlib1g-dev libssl-dev libcli11-dev libjemalloc-dev
   libsimdjson-dev libboost-dev

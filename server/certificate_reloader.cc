@@ -1,7 +1,5 @@
 #include "server/certificate_reloader.h"
 
-#include <spdlog/spdlog.h>
-
 #include <utility>
 
 #include "server/common/log.h"
@@ -55,7 +53,7 @@ void CertificateReloader::ReloadAll(bool asked) {
     if (!taken.ok()) {
       const std::string error = taken.status().ToString();
       if (asked || error != last_error_[i]) {
-        log::Event(spdlog::level::err,
+        log::Event(log::Level::kError,
                    "TLS certificate reload failed; keeping the current one",
                    {{"listener", l.name}, {"error", error}});
       }
@@ -65,7 +63,7 @@ void CertificateReloader::ReloadAll(bool asked) {
     last_error_[i].clear();
     if (!*taken && !asked) continue;
     const TlsMaterial m = l.certificate();
-    log::Event(spdlog::level::info,
+    log::Event(log::Level::kInfo,
                *taken ? "TLS certificate reloaded: new connections get it"
                       : "TLS certificate files unchanged",
                {{"listener", l.name},

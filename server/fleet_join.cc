@@ -83,7 +83,7 @@ bool FleetJoin::Hold(InterceptorBatchMethods* methods) {
     held_.push_back(methods);
     held = held_.size();
   }
-  log::Event(spdlog::level::debug,
+  log::Event(log::Level::kDebug,
              "decode call held until the replica joins its fleet",
              {{"calls_held", held}});
   return true;
@@ -102,7 +102,7 @@ void FleetJoin::Joined() {
     late = timed_out_;
   }
   if (late) {
-    log::Event(spdlog::level::info,
+    log::Event(log::Level::kInfo,
                "redis answered: joined the fleet (cache, flights and the "
                "upstream budget are shared from now on)",
                {{"redis", redis_url_},
@@ -146,12 +146,12 @@ void FleetJoin::Wait() {
   if (stopping) return;  // the shutdown speaks for itself
   const std::string waited = absl::FormatDuration(absl::Now() - started_);
   if (joined) {
-    log::Event(spdlog::level::info, "joined the fleet: redis answered; serving",
+    log::Event(log::Level::kInfo, "joined the fleet: redis answered; serving",
                {{"redis", redis_url_},
                 {"waited", waited},
                 {"calls_held", held.size()}});
   } else {
-    log::Event(spdlog::level::warn,
+    log::Event(log::Level::kWarn,
                "redis did not answer within --redis_connect_timeout: serving "
                "in local mode (local cache, flights and bucket) until it does",
                {{"redis", redis_url_},

@@ -54,7 +54,7 @@ void LogRejected(const fleet::RedisFleet& f, const std::string& url,
                  fleet::Rejection what, const std::string& why) {
   const uint64_t n = f.rejected(what);
   if ((n & (n - 1)) != 0) return;
-  log::Event(spdlog::level::warn,
+  log::Event(log::Level::kWarn,
              fleet::IsEventRejection(what)
                  ? "a fleet event from redis was not believed: dropped"
                  : "a cached decode in redis was not believed: deleted, "
@@ -120,7 +120,7 @@ absl::StatusOr<std::unique_ptr<fleet::RedisFleet>> StartRedisFleet(
   o->on_state = [m, url, join](bool up) {
     m->redis_up.Set(up ? 1 : 0);
     if (join != nullptr && !join->ShouldLogRedisState(up)) return;
-    log::Event(up ? spdlog::level::info : spdlog::level::warn,
+    log::Event(up ? log::Level::kInfo : log::Level::kWarn,
                up ? "redis is up: cache, flights and the upstream "
                     "budget are shared with the fleet"
                   : "redis is down: decoding alone (local cache, "
@@ -134,7 +134,7 @@ absl::StatusOr<std::unique_ptr<fleet::RedisFleet>> StartRedisFleet(
       });
   // Logged whatever the join's state: these do not pass by themselves.
   f->OnProblem([url](const absl::Status& why) {
-    log::Event(spdlog::level::err,
+    log::Event(log::Level::kError,
                "cannot use redis (credentials, TLS or its configuration): "
                "decoding alone until this is fixed",
                {{"redis", url}, {"error", why.ToString()}});

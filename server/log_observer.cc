@@ -10,7 +10,7 @@ using log::Field;
 
 void LogObserver::OnRetryScheduled(const std::string& vin,
                                    const engine::Retrying& r) {
-  log::Event(spdlog::level::warn, "retry",
+  log::Event(log::Level::kWarn, "retry",
              {{"vin", vin},
               {"attempt", r.attempt},
               {"next_delay", absl::FormatDuration(r.next_delay)},
@@ -39,20 +39,18 @@ void LogObserver::OnFlightFinished(const engine::FlightSummary& s) {
   if (s.waiters > s.callers.size()) {
     fields.push_back({"more_callers", s.waiters - s.callers.size()});
   }
-  log::Event(s.ok ? spdlog::level::info : spdlog::level::warn, "decode",
-             fields);
+  log::Event(s.ok ? log::Level::kInfo : log::Level::kWarn, "decode", fields);
 }
 
 void LogObserver::OnPushback(const vpic::UpstreamError& error,
                              absl::Duration pause) {
-  log::Event(spdlog::level::warn,
-             "pushback: pausing every upstream request",
-             {{"answer", error.message},
-              {"pause", absl::FormatDuration(pause)}});
+  log::Event(
+      log::Level::kWarn, "pushback: pausing every upstream request",
+      {{"answer", error.message}, {"pause", absl::FormatDuration(pause)}});
 }
 
 void LogObserver::OnUpstreamRateChanged(double per_minute, double configured) {
-  log::Event(spdlog::level::warn, "upstream rate changed",
+  log::Event(log::Level::kWarn, "upstream rate changed",
              {{"per_minute", per_minute}, {"configured", configured}});
 }
 
@@ -72,23 +70,23 @@ void LogObserver::OnBreakerChanged(const engine::BreakerChange& c) {
               ? "vPIC unreachable: circuit breaker open, nothing is sent "
                 "until its probe"
               : "vPIC still unreachable: the probe failed, breaker open again";
-      log::Event(spdlog::level::warn, what,
-                 {{"from", upstream::Name(c.from)},
-                  {"since", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
-                                             c.unreachable_since,
-                                             absl::UTCTimeZone())},
-                  {"next_probe_in", absl::FormatDuration(c.next_probe)},
-                  {"last_error", c.last_error},
-                  {"by", c.by}});
+      log::Event(
+          log::Level::kWarn, what,
+          {{"from", upstream::Name(c.from)},
+           {"since", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", c.unreachable_since,
+                                      absl::UTCTimeZone())},
+           {"next_probe_in", absl::FormatDuration(c.next_probe)},
+           {"last_error", c.last_error},
+           {"by", c.by}});
       return;
     }
     case BreakerState::kHalfOpen:
-      log::Event(spdlog::level::info,
+      log::Event(log::Level::kInfo,
                  "circuit breaker half open: one probe goes to vPIC",
                  {{"from", upstream::Name(c.from)}});
       return;
     case BreakerState::kClosed:
-      log::Event(spdlog::level::warn,
+      log::Event(log::Level::kWarn,
                  c.cause == Cause::kFleet
                      ? "vPIC answers again, says another replica: circuit "
                        "breaker closed, the rate climbs back from a tenth"
@@ -104,7 +102,7 @@ void LogObserver::OnRetryRefused(const std::string& vin,
   ++refused_;
   const absl::Time now = absl::Now();
   if (now - last_refusal_log_ < absl::Seconds(1)) return;
-  log::Event(spdlog::level::warn,
+  log::Event(log::Level::kWarn,
              "retry budget spent: retries refused since the last such line",
              {{"refused", refused_},
               {"latest_vin", vin},

@@ -1,7 +1,6 @@
 // vin-server: the VIN decode gRPC service.
 #include <malloc.h>
 #include <signal.h>
-#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -16,7 +15,6 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -34,7 +32,7 @@ namespace {
 using server::log::Field;
 
 void Info(absl::string_view message, const std::vector<Field>& fields = {}) {
-  server::log::Event(spdlog::level::info, message, fields);
+  server::log::Event(server::log::Level::kInfo, message, fields);
 }
 
 // Usage errors exit 2, before anything is logged.
@@ -131,7 +129,7 @@ void LogStarted(const server::ServerOptions& options,
     Info("no --snapshot_path: live decodes only");
   } else if (!server.snapshot_status().ok()) {
     server::log::Event(
-        spdlog::level::warn,
+        server::log::Level::kWarn,
         "starting without the offline snapshot: live decodes only; SIGHUP "
         "retries the load",
         {{"error", server.snapshot_status().ToString()}});
@@ -154,7 +152,7 @@ void OnReloaded(server::VinServer& server,
     Info("snapshot reload cancelled: the server is stopping");
   } else {
     server::log::Event(
-        spdlog::level::err,
+        server::log::Level::kError,
         absl::IsDeadlineExceeded(loaded.status())
             ? "snapshot reload abandoned: past --snapshot_reload_timeout, "
               "keeping the current one"
@@ -163,90 +161,69 @@ void OnReloaded(server::VinServer& server,
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Parses the command line, after the VIN_<FLAG> variables so that the
+// command line's flags win (--flagfile and --fromenv are abseil's own).
+// --help lists the server's own flags (server/flags_*.cc) by group, under
+// each group's title; --helpfull adds abseil's.
+void ParseFlags(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Serves vin.v1.VinDecoderService (gRPC), decoding VINs with NHTSA vPIC.\n"
       "Example: vin-server --listen=127.0.0.1:50051");
-  // --help lists the server's own flags (server/flags.cc), not abseil's.
   absl::FlagsUsageConfig usage;
-  usage.contains_helpshort_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "server/flags.cc");
-  };
-  usage.contains_help_flags = usage.contains_helpshort_flags;
+  usage.normalize_filename = server::FlagFileTitle;
+  usage.contains_helpshort_flags = server::IsServerFlagFile;
+  usage.contains_help_flags = server::IsServerFlagFile;
   absl::SetFlagsUsageConfig(usage);
-  // VIN_<FLAG> variables first, so that the command line's flags win
-  // (--flagfile and --fromenv are abseil's own).
   std::vector<std::string> env_flags =
       server::FlagsFromEnvironment(environ, [](absl::string_view name) {
         const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-        return flag != nullptr &&
-               absl::EndsWith(flag->Filename(), "server/flags.cc");
+        return flag != nullptr && server::IsServerFlagFile(flag->Filename());
       });
   std::vector<char*> args = {argv[0]};
   for (std::string& f : env_flags) args.push_back(f.data());
   for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
   args.push_back(nullptr);
   absl::ParseCommandLine(static_cast<int>(args.size() - 1), args.data());
-  // A client or a log reader that goes away must not kill the process.
-  signal(SIGPIPE, SIG_IGN);
-  // Block the stop signals in every thread, before the first one (the
-  // logger's) starts: a thread that left them unblocked could take a
-  // SIGTERM and die of it. main waits for them below.
+}
+
+// Blocks the stop signals (and SIGHUP) in every thread, before the first
+// one (the logger's) starts: a thread that left them unblocked could take a
+// SIGTERM and die of it. main waits for them (ServeUntilStopped).
+sigset_t BlockStopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
 
+absl::Status StartLogging() {
   const size_t queue_lines = static_cast<size_t>(
       std::max<int64_t>(16, absl::GetFlag(FLAGS_log_queue_lines)));
-  if (absl::Status s = server::log::Init(absl::GetFlag(FLAGS_log_level),
-                                         absl::GetFlag(FLAGS_log_format),
-                                         queue_lines);
-      !s.ok()) {
-    return UsageError(std::string(s.message()));
-  }
-  absl::StatusOr<server::ServerOptions> options = server::OptionsFromFlags();
-  if (!options.ok()) return UsageError(std::string(options.status().message()));
+  return server::log::Init(absl::GetFlag(FLAGS_log_level),
+                           absl::GetFlag(FLAGS_log_format), queue_lines);
+}
 
-  if (absl::GetFlag(FLAGS_fd_reserve) < -1) {
-    return UsageError(absl::StrCat(
-        "--fd_reserve must be -1 (a quarter of the file limit) or at least 0, "
-        "got ",
-        absl::GetFlag(FLAGS_fd_reserve)));
-  }
-  const std::pair<rlim_t, rlim_t> files = RaiseFileLimit();
-  // Rule 19: the gateway may not be what exhausts the descriptors (gRPC
-  // 1.51 stops accepting for good after a failed accept).
+// Rule 19: the gateway may not be what exhausts the descriptors (gRPC
+// 1.51 stops accepting for good after a failed accept): its connections
+// are lowered to fit the file limit in force.
+server::ConnectionBudget FitHttpToFiles(server::ServerOptions& options,
+                                        std::pair<rlim_t, rlim_t> files) {
   const server::ConnectionBudget budget = server::FitConnectionsToFiles(
       files.first == RLIM_INFINITY ? 0 : static_cast<int64_t>(files.first),
-      absl::GetFlag(FLAGS_fd_reserve), options->http.max_connections,
-      options->metrics_listen.empty()
+      absl::GetFlag(FLAGS_fd_reserve), options.http.max_connections,
+      options.metrics_listen.empty()
           ? 0
           : server::MetricsExporter::kMaxConnections);
-  const int asked_connections = options->http.max_connections;
-  options->http.max_connections = budget.http_max_connections;
-  server::LogObserver observer;
-  options->engine.observer = &observer;
-  auto server = server::VinServer::Start(*options);
-  if (!server.ok() && absl::IsInvalidArgument(server.status())) {
-    // A setting only the start could check (an address, a TLS file's
-    // pairing, a limit): a usage error as well.
-    server::log::Stop(absl::Seconds(2));
-    return UsageError(std::string(server.status().message()));
-  }
-  if (!server.ok()) {
-    server::log::Event(spdlog::level::critical, "cannot start",
-                       {{"error", server.status().ToString()}});
-    server::log::Stop(absl::Seconds(2));
-    return EXIT_FAILURE;
-  }
-  LogStarted(*options, **server, files);
-  if ((*server)->http_port() != 0 && budget.limited) {
-    Info(absl::StrFormat(
+  options.http.max_connections = budget.http_max_connections;
+  return budget;
+}
+
+void LogConnectionBudget(const server::ConnectionBudget& budget,
+                         int asked_connections) {
+  Info(absl::StrFormat(
       "HTTP connections: at most %d%s (%d file descriptors kept for gRPC, "
       "vPIC, Redis and files; --fd_reserve)",
       budget.http_max_connections,
@@ -255,24 +232,21 @@ int main(int argc, char** argv) {
                             asked_connections)
           : "",
       budget.reserve));
-  }
+}
 
-  // SIGHUP reloads run on the reloaders' threads, never on this one: this
-  // thread only waits for signals, so SIGTERM is obeyed whatever a
-  // snapshot reload is doing (it is abandoned), and after a certificate
-  // reload, which reads bounded regular files only (util/read_file.h).
-  server::VinServer& vin = **server;
-  snapshot::SnapshotReloader reloader(
-      vin.SnapshotLoader(),
-      [&vin](snapshot::SnapshotReloader::Loaded loaded) {
-        OnReloaded(vin, std::move(loaded));
-      },
-      options->snapshot_reload_timeout);
+// SIGHUP reloads run on the reloaders' threads, never on this one: this
+// thread only waits for signals, so SIGTERM is obeyed whatever a
+// snapshot reload is doing (it is abandoned), and after a certificate
+// reload, which reads bounded regular files only (util/read_file.h).
+// Returns when SIGTERM or SIGINT comes, with `reloader` stopped.
+void ServeUntilStopped(server::VinServer& vin,
+                       snapshot::SnapshotReloader& reloader,
+                       const sigset_t& signals) {
   int sig = 0;
   for (;;) {
     sigwait(&signals, &sig);
     if (sig != SIGHUP) break;
-    (*server)->ReloadCertificates();
+    vin.ReloadCertificates();
     switch (reloader.Request()) {
       case snapshot::SnapshotReloader::Requested::kStarted:
         Info("SIGHUP received: reloading the offline snapshot");
@@ -293,7 +267,57 @@ int main(int argc, char** argv) {
   // A reload in progress is cancelled: its load notices within
   // milliseconds, and the stop waits at most 2 s for it to end.
   reloader.Stop();
-  (*server)->Shutdown(grace);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ParseFlags(argc, argv);
+  // A client or a log reader that goes away must not kill the process.
+  signal(SIGPIPE, SIG_IGN);
+  const sigset_t signals = BlockStopSignals();
+  if (absl::Status s = StartLogging(); !s.ok()) {
+    return UsageError(std::string(s.message()));
+  }
+  absl::StatusOr<server::ServerOptions> options = server::OptionsFromFlags();
+  if (!options.ok()) return UsageError(std::string(options.status().message()));
+  if (absl::GetFlag(FLAGS_fd_reserve) < -1) {
+    return UsageError(absl::StrCat(
+        "--fd_reserve must be -1 (a quarter of the file limit) or at least 0, "
+        "got ",
+        absl::GetFlag(FLAGS_fd_reserve)));
+  }
+  const std::pair<rlim_t, rlim_t> files = RaiseFileLimit();
+  const int asked_connections = options->http.max_connections;
+  const server::ConnectionBudget budget = FitHttpToFiles(*options, files);
+  server::LogObserver observer;
+  options->engine.observer = &observer;
+  auto server = server::VinServer::Start(*options);
+  if (!server.ok() && absl::IsInvalidArgument(server.status())) {
+    // A setting only the start could check (an address, a TLS file's
+    // pairing, a limit): a usage error as well.
+    server::log::Stop(absl::Seconds(2));
+    return UsageError(std::string(server.status().message()));
+  }
+  if (!server.ok()) {
+    server::log::Event(server::log::Level::kCritical, "cannot start",
+                       {{"error", server.status().ToString()}});
+    server::log::Stop(absl::Seconds(2));
+    return EXIT_FAILURE;
+  }
+  LogStarted(*options, **server, files);
+  if ((*server)->http_port() != 0 && budget.limited) {
+    LogConnectionBudget(budget, asked_connections);
+  }
+  server::VinServer& vin = **server;
+  snapshot::SnapshotReloader reloader(
+      vin.SnapshotLoader(),
+      [&vin](snapshot::SnapshotReloader::Loaded loaded) {
+        OnReloaded(vin, std::move(loaded));
+      },
+      options->snapshot_reload_timeout);
+  ServeUntilStopped(vin, reloader, signals);
+  (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));
   server->reset();  // the engine and gRPC are gone before the logger stops
   Info("stopped");
   // A stdout nobody reads cannot hold the process: the log is given a

@@ -10,76 +10,13 @@
 #include "disk_cache/disk_cache.h"
 #include "domain/priority.h"
 #include "metrics/process.h"
+#include "server/metric_family.h"
 
 namespace server {
 namespace {
 
-using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-
-MetricFamily Family(const char* name, const char* help, MetricType type) {
-  MetricFamily f;
-  f.name = name;
-  f.help = help;
-  f.type = type;
-  return f;
-}
-
-ClientMetric Sample(double value, MetricType type,
-                    std::vector<ClientMetric::Label> labels = {}) {
-  ClientMetric m;
-  m.label = std::move(labels);
-  if (type == MetricType::Counter) {
-    m.counter.value = value;
-  } else {
-    m.gauge.value = value;
-  }
-  return m;
-}
-
-void AddCounter(std::vector<MetricFamily>* out, const char* name,
-                const char* help, uint64_t value) {
-  MetricFamily f = Family(name, help, MetricType::Counter);
-  f.metric.push_back(Sample(static_cast<double>(value), MetricType::Counter));
-  out->push_back(std::move(f));
-}
-
-void AddCounter(std::vector<MetricFamily>* out, const char* name,
-                const char* help, const metrics::Counter& c) {
-  AddCounter(out, name, help, c.value());
-}
-
-void AddGauge(std::vector<MetricFamily>* out, const char* name,
-              const char* help, double value) {
-  MetricFamily f = Family(name, help, MetricType::Gauge);
-  f.metric.push_back(Sample(value, MetricType::Gauge));
-  out->push_back(std::move(f));
-}
-
-ClientMetric HistogramSample(const metrics::Histogram::Snapshot& s,
-                             std::vector<ClientMetric::Label> labels) {
-  ClientMetric m;
-  m.label = std::move(labels);
-  m.histogram.sample_count = s.count;
-  m.histogram.sample_sum = s.sum_seconds;
-  for (size_t i = 0; i < metrics::Histogram::kBounds.size(); ++i) {
-    m.histogram.bucket.push_back({s.cumulative[i], metrics::Histogram::kBounds[i]});
-  }
-  m.histogram.bucket.push_back(
-      {s.count, std::numeric_limits<double>::infinity()});
-  return m;
-}
-
-ClientMetric HistogramSample(const metrics::Histogram& h,
-                             std::vector<ClientMetric::Label> labels) {
-  return HistogramSample(h.Read(), std::move(labels));
-}
-
-void AddGaugeIf(std::vector<MetricFamily>* out, const char* name,
-                const char* help, const absl::optional<double>& value) {
-  if (value) AddGauge(out, name, help, *value);
-}
 
 // What every Prometheus target exposes: the build and the process.
 void AddBuildAndProcess(std::vector<MetricFamily>* out) {
@@ -145,9 +82,9 @@ void AddDecodeCounts(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
   out->push_back(std::move(failures));
 }
 
-// The requests to vPIC: by endpoint and result, the VINs they carried,
-// retries, refused retries, pushback and the rate cap.
-void AddUpstream(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
+// The requests to vPIC by endpoint and result, and the VINs they carried.
+void AddUpstreamRequests(const ServiceMetrics& m,
+                         std::vector<MetricFamily>* out) {
   MetricFamily requests = Family(
       "vin_upstream_requests_total",
       "Requests to vPIC, by endpoint (single DecodeVinValues or "
@@ -167,38 +104,48 @@ void AddUpstream(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
   AddCounter(out, "vin_upstream_vins_total",
              "VINs carried by the requests sent to vPIC, batch or not.",
              m.upstream_vins);
-  {
-    // Rule 17: who the VINs sent were for, and how long flights waited.
-    MetricFamily by_tenant = Family(
-        "vin_upstream_tenant_vins_total",
-        "VINs sent to vPIC by tenant (beyond --max_tenants: \"other\") and "
-        "priority.",
-        MetricType::Counter);
-    for (const auto& row : m.upstream_tenant_vins.Read()) {
-      for (int p = 0; p < 2; ++p) {
-        by_tenant.metric.push_back(Sample(
-            static_cast<double>(row.vins[p]), MetricType::Counter,
-            {{"tenant", row.tenant},
-             {"priority", domain::PriorityLabel(static_cast<domain::Priority>(p))}}));
-      }
-    }
-    out->push_back(std::move(by_tenant));
-    MetricFamily wait = Family(
-        "vin_upstream_wait_seconds",
-        "How long a flight waited at the upstream queue (for a token, its "
-        "turn, or bulk's share) before its request started, by priority.",
-        MetricType::Histogram);
+}
+
+// Rule 17: who the VINs sent were for, how long flights waited, and the
+// share of the rate bulk work may use now.
+void AddUpstreamSharing(const ServiceMetrics& m,
+                        std::vector<MetricFamily>* out) {
+  MetricFamily by_tenant = Family(
+      "vin_upstream_tenant_vins_total",
+      "VINs sent to vPIC by tenant (beyond --max_tenants: \"other\") and "
+      "priority.",
+      MetricType::Counter);
+  for (const auto& row : m.upstream_tenant_vins.Read()) {
     for (int p = 0; p < 2; ++p) {
-      wait.metric.push_back(HistogramSample(
-          m.upstream_wait[p],
-          {{"priority", domain::PriorityLabel(static_cast<domain::Priority>(p))}}));
+      by_tenant.metric.push_back(
+          Sample(static_cast<double>(row.vins[p]), MetricType::Counter,
+                 {{"tenant", row.tenant},
+                  {"priority",
+                   domain::PriorityLabel(static_cast<domain::Priority>(p))}}));
     }
-    out->push_back(std::move(wait));
-    AddGauge(out, "vin_upstream_bulk_share_ratio",
-             "The share of the rate bulk work may use now: --bulk_peak_share "
-             "during --peak_hours, else 1.",
-             m.upstream_bulk_share.value());
   }
+  out->push_back(std::move(by_tenant));
+  MetricFamily wait =
+      Family("vin_upstream_wait_seconds",
+             "How long a flight waited at the upstream queue (for a token, its "
+             "turn, or bulk's share) before its request started, by priority.",
+             MetricType::Histogram);
+  for (int p = 0; p < 2; ++p) {
+    wait.metric.push_back(HistogramSample(
+        m.upstream_wait[p],
+        {{"priority",
+          domain::PriorityLabel(static_cast<domain::Priority>(p))}}));
+  }
+  out->push_back(std::move(wait));
+  AddGauge(out, "vin_upstream_bulk_share_ratio",
+           "The share of the rate bulk work may use now: --bulk_peak_share "
+           "during --peak_hours, else 1.",
+           m.upstream_bulk_share.value());
+}
+
+// Retries, refused retries, pushback and the rate cap.
+void AddUpstreamPacing(const ServiceMetrics& m,
+                       std::vector<MetricFamily>* out) {
   AddCounter(out, "vin_upstream_retries_total",
              "Attempts after a decode's first, sent to vPIC.",
              m.upstream_retries);
@@ -212,6 +159,11 @@ void AddUpstream(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
            "The effective upstream rate cap, requests per minute (0: "
            "unlimited).",
            m.upstream_rate_per_minute.value());
+}
+
+// The circuit breaker in front of vPIC: its state, changes and probes.
+void AddUpstreamBreaker(const ServiceMetrics& m,
+                        std::vector<MetricFamily>* out) {
   AddGauge(out, "vin_upstream_breaker_state",
            "The circuit breaker in front of vPIC: 0 closed, 1 open (nothing "
            "is sent), 2 half open (one probe under way).",
@@ -239,6 +191,15 @@ void AddUpstream(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
                MetricType::Counter, {{"result", results[r]}}));
   }
   out->push_back(std::move(probes));
+}
+
+// The requests to vPIC: by endpoint and result, the VINs they carried, who
+// for, retries, pushback, the rate cap and the breaker (in that order).
+void AddUpstream(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
+  AddUpstreamRequests(m, out);
+  AddUpstreamSharing(m, out);
+  AddUpstreamPacing(m, out);
+  AddUpstreamBreaker(m, out);
 }
 
 // The engine's sharing and queues: coalesced callers, the cache, flights,

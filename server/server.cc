@@ -112,7 +112,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     d.commit_interval = options.cache_commit_interval;
     d.keep_for = std::max(options.engine.cache_ttl, options.engine.cache_stale_max);
     auto disk = disk_cache::DiskCache::Open(d, [](const std::string& warning) {
-      log::Event(spdlog::level::warn, warning, {});
+      log::Event(log::Level::kWarn, warning, {});
     });
     if (!disk.ok()) return disk.status();
     s->disk_ = *std::move(disk);

@@ -1,7 +1,6 @@
 #include "server/common/log.h"
 
 #include <grpc/support/log.h>
-#include <spdlog/common.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -101,44 +100,39 @@ class LineQueue {
 
 bool json_format = false;
 bool color = false;  // text at a terminal: the level in colour
-spdlog::level::level_enum min_level = spdlog::level::info;
-// The queue and its writer: ours, not spdlog's (the process never touches
-// spdlog's registry or its default logger).
+Level min_level = Level::kInfo;
+// The queue and its writer.
 std::shared_ptr<LineQueue> queue;
 absl::Mutex logger_mu;  // guards `queue` while Stop drops it
 
-// The level as spdlog names it ("warning"), coloured as spdlog colours it.
-std::string LevelText(spdlog::level::level_enum level) {
-  const spdlog::string_view_t name = spdlog::level::to_string_view(level);
-  const absl::string_view text(name.data(), name.size());
-  if (!color) return std::string(text);
-  const char* code = "";
-  switch (level) {
-    case spdlog::level::trace:
-      code = "\033[37m";
-      break;
-    case spdlog::level::debug:
-      code = "\033[36m";
-      break;
-    case spdlog::level::info:
-      code = "\033[32m";
-      break;
-    case spdlog::level::warn:
-      code = "\033[33m\033[1m";
-      break;
-    case spdlog::level::err:
-      code = "\033[31m\033[1m";
-      break;
-    default:
-      code = "\033[1m\033[41m";
-      break;
-  }
-  return absl::StrCat(code, text, "\033[m");
+// The levels: the name --log_level takes, the name a line says, and the
+// colour of that name at a terminal.
+struct LevelName {
+  Level level;
+  const char* flag;
+  const char* text;
+  const char* color;
+};
+constexpr LevelName kLevels[] = {
+    {Level::kTrace, "trace", "trace", "\033[37m"},
+    {Level::kDebug, "debug", "debug", "\033[36m"},
+    {Level::kInfo, "info", "info", "\033[32m"},
+    {Level::kWarn, "warn", "warning", "\033[33m\033[1m"},
+    {Level::kError, "error", "error", "\033[31m\033[1m"},
+    {Level::kCritical, "critical", "critical", "\033[1m\033[41m"},
+    {Level::kOff, "off", "off", "\033[1m\033[41m"},
+};
+
+// The level as a line says it ("warning"), coloured at a terminal.
+std::string LevelText(Level level) {
+  const LevelName& name = kLevels[static_cast<int>(level)];
+  if (!color) return name.text;
+  return absl::StrCat(name.color, name.text, "\033[m");
 }
 
 // The line's prefix: text "2026-12-03T11:41:39.123 info " in local time,
 // JSON {"time":"2026-12-03T11:41:39.123456Z","level":"info", in UTC.
-std::string Prefix(spdlog::level::level_enum level) {
+std::string Prefix(Level level) {
   const absl::Time now = absl::Now();
   if (json_format) {
     return absl::StrCat(
@@ -154,10 +148,9 @@ std::string Prefix(spdlog::level::level_enum level) {
 // gRPC's log lines, through the same queue (gpr_log would write to stderr
 // synchronously from gRPC's threads).
 void FromGrpc(gpr_log_func_args* args) {
-  const spdlog::level::level_enum level =
-      args->severity == GPR_LOG_SEVERITY_ERROR  ? spdlog::level::err
-      : args->severity == GPR_LOG_SEVERITY_INFO ? spdlog::level::info
-                                                : spdlog::level::debug;
+  const Level level = args->severity == GPR_LOG_SEVERITY_ERROR  ? Level::kError
+                      : args->severity == GPR_LOG_SEVERITY_INFO ? Level::kInfo
+                                                                : Level::kDebug;
   Event(level, absl::StrCat("grpc: ", args->message),
         {{"source", absl::StrCat(args->file, ":", args->line)}});
 }
@@ -232,11 +225,11 @@ Field Field::Objects(std::string k,
 
 absl::Status Init(const std::string& level, const std::string& format,
                   size_t queue_lines) {
-  static const char* const kLevels[] = {"trace", "debug",    "info", "warn",
-                                        "error", "critical", "off"};
-  bool known = false;
-  for (const char* l : kLevels) known = known || level == l;
-  if (!known) {
+  const LevelName* known = nullptr;
+  for (const LevelName& l : kLevels) {
+    if (level == l.flag) known = &l;
+  }
+  if (known == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--log_level must be trace, debug, info, warn, error, critical or "
         "off, got \"",
@@ -248,7 +241,7 @@ absl::Status Init(const std::string& level, const std::string& format,
   }
   json_format = format == "json";
   color = !json_format && isatty(STDOUT_FILENO) == 1;
-  min_level = spdlog::level::from_str(level);
+  min_level = known->level;
   auto made = std::make_shared<LineQueue>(queue_lines);
   {
     absl::MutexLock lock(&logger_mu);
@@ -287,9 +280,9 @@ std::string JsonString(absl::string_view s) {
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void Event(spdlog::level::level_enum level, absl::string_view message,
+void Event(Level level, absl::string_view message,
            const std::vector<Field>& fields) {
-  if (level < min_level || level == spdlog::level::off) return;
+  if (level < min_level || level == Level::kOff) return;
   std::shared_ptr<LineQueue> to;
   {
     absl::MutexLock lock(&logger_mu);
@@ -312,7 +305,7 @@ void Event(spdlog::level::level_enum level, absl::string_view message,
     }
   }
   line += json_format ? "}\n" : "\n";
-  to->Push(std::move(line), level >= spdlog::level::warn);
+  to->Push(std::move(line), level >= Level::kWarn);
 }
 
 }  // namespace server::log

@@ -2,15 +2,12 @@
 // queued for one writer thread, behind a bounded queue that drops the oldest
 // line when full, so that a stalled stdout never blocks the engine's loop or
 // a gRPC thread; lines as text or JSON. The writer is woken only when the
-// queue fills, for a warning or worse, or every 50 ms (spdlog names the
-// levels).
+// queue fills, for a warning or worse, or every 50 ms.
 //
 // Configured once in main (Init); Event may be called from any thread.
 // gRPC's own log lines go the same way.
 #ifndef VIN_SERVER_COMMON_LOG_H_
 #define VIN_SERVER_COMMON_LOG_H_
-
-#include <spdlog/common.h>
 
 #include <cstdint>
 #include <string>
@@ -21,6 +18,10 @@
 #include "absl/time/time.h"
 
 namespace server::log {
+
+// A line's level, lowest first (--log_level names them; a line says
+// "trace", "debug", "info", "warning", "error" or "critical").
+enum class Level { kTrace, kDebug, kInfo, kWarn, kError, kCritical, kOff };
 
 // A field of a line: text values are quoted in JSON, numbers are not.
 struct Field {
@@ -40,8 +41,9 @@ struct Field {
   std::string json;  // the value as JSON
 };
 
-// Sets spdlog's default logger. `level`: trace, debug, info, warn, error,
-// critical or off; `format`: text or json. INVALID_ARGUMENT names a bad one.
+// Starts the logger. `level`: trace, debug, info, warn, error, critical or
+// off (the lowest level written); `format`: text or json. INVALID_ARGUMENT
+// names a bad one.
 absl::Status Init(const std::string& level, const std::string& format,
                   size_t queue_lines = 8192);
 // Lines dropped because the queue was full (vin_log_dropped_total).
@@ -54,7 +56,7 @@ bool Stop(absl::Duration timeout);
 
 // One line: `message` then the fields ("decode vin=1HG... attempts=1") in
 // text; {"time":..., "level":..., "msg": message, field: value, ...} in JSON.
-void Event(spdlog::level::level_enum level, absl::string_view message,
+void Event(Level level, absl::string_view message,
            const std::vector<Field>& fields = {});
 
 // `s` as a JSON string, as the JSON lines write it: quoted, escaped, and

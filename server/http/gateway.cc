@@ -204,7 +204,7 @@ void Gateway::Impl::AcceptFailed(beast::error_code ec) {
   backoff_ =
       first ? absl::Milliseconds(10) : std::min(backoff_ * 2, absl::Seconds(1));
   if (first) {
-    log::Event(spdlog::level::warn,
+    log::Event(log::Level::kWarn,
                absl::StrCat(options_.name, ": accept failed; backing off"),
                {{"error", ec.message()},
                 {"open_connections",

@@ -8,7 +8,6 @@
 // and their events. A chunked answer that ends the connection; a client
 // that goes away mid-stream cancels its items' waiters.
 #include <google/protobuf/util/json_util.h>
-#include <spdlog/spdlog.h>
 
 #include <boost/asio/write.hpp>
 #include <chrono>
@@ -163,8 +162,7 @@ void Session::OnStreamBody(beast::error_code ec) {
 void Session::StopReading(int status, domain::ErrorReason reason,
                           absl::string_view why) {
   input_done_ = true;
-  log::Event(spdlog::level::warn,
-             "/v1/decode:batch: reading no more of the body",
+  log::Event(log::Level::kWarn, "/v1/decode:batch: reading no more of the body",
              {{"peer", client_},
               {"reason", std::string(why)},
               {"items_read", window_->items_read()}});

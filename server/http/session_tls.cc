@@ -6,7 +6,6 @@
 // answered connection with close_notify.
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -59,7 +58,7 @@ void Session::HandshakeFailed(beast::error_code ec) {
   } else if (!closing_) {
     // Scanners, clients without an accepted certificate, old protocol
     // versions: theirs to see, ours at debug level only.
-    log::Event(spdlog::level::debug, "TLS handshake failed",
+    log::Event(log::Level::kDebug, "TLS handshake failed",
                {{"listener", options().name},
                 {"peer", client_},
                 {"error", ec == beast::error::timeout

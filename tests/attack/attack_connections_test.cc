@@ -7,11 +7,10 @@
 // flood is held), and what was open goes on: gRPC, an HTTP keep-alive
 // connection, and decodes that reach vPIC; with the reserve, new gRPC
 // connections too.
+#include <grpcpp/create_channel.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-#include <grpcpp/create_channel.h>
 
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "attack/attack_fixture.h"
 #include "gmock/gmock.h"
+#include "testing/eventually.h"
 #include "testing/vin_gen.h"
 
 namespace attack {
@@ -119,15 +119,16 @@ class AttackConnectionsTest : public AttackTest {
   // connections and has refused `refused`; fails the test otherwise.
   void ExpectHeldAndRefused(double open, double refused) {
     double now_open = 0, now_refused = 0;
-    const absl::Time give_up = absl::Now() + absl::Seconds(60);
-    do {
-      const auto s = Scrape();
-      now_open = testing_util::Sum(s, "vin_http_connections_open");
-      now_refused = testing_util::Sum(s, "vin_http_connections_refused_total");
-      if (now_open == open && now_refused == refused) break;
-      // (A poll's interval: the metrics port is not scraped flat out.)
-      absl::SleepFor(absl::Milliseconds(20));
-    } while (absl::Now() < give_up);
+    // (A poll's interval: the metrics port is not scraped flat out.)
+    testing_util::Eventually(
+        [&] {
+          const auto s = Scrape();
+          now_open = testing_util::Sum(s, "vin_http_connections_open");
+          now_refused =
+              testing_util::Sum(s, "vin_http_connections_refused_total");
+          return now_open == open && now_refused == refused;
+        },
+        absl::Seconds(60), absl::Milliseconds(20));
     ASSERT_EQ(now_open, open);
     ASSERT_EQ(now_refused, refused);
   }

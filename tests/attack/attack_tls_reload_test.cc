@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "attack/attack_fixture.h"
 #include "gmock/gmock.h"
+#include "testing/eventually.h"
 #include "testing/tls_client.h"
 #include "testing/vin_gen.h"
 
@@ -64,12 +65,9 @@ class AttackTlsReloadTest : public AttackWithCertsTest {
   // Polls until a new connection to `port` gets `cn`, for at most 20 s.
   bool Eventually(int port, const std::string& cn,
                   const std::string& alpn = "") {
-    const absl::Time give_up = absl::Now() + absl::Seconds(20);
-    while (absl::Now() < give_up) {
-      if (NewConnectionSees(port, alpn) == cn) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
+    return testing_util::Eventually(
+        [&] { return NewConnectionSees(port, alpn) == cn; }, absl::Seconds(20),
+        absl::Milliseconds(100));
   }
 
   std::unique_ptr<vin::v1::VinDecoderService::Stub> GrpcStub() {

@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "attack/attack_fixture.h"
 #include "gmock/gmock.h"
+#include "testing/eventually.h"
 #include "testing/tls_client.h"
 #include "testing/vin_gen.h"
 
@@ -118,10 +119,8 @@ TEST_F(AttackTlsTest, AConnectionOverTheCapIsClosedUnansweredOnTls) {
   const TlsClient client{certs_.ca, "", ""};
   // Both are admitted (they hold the cap) before the third comes: a
   // refused handshake is the sign.
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  while (HandshakeWith(port, client).ok && absl::Now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  testing_util::Eventually([&] { return !HandshakeWith(port, client).ok; },
+                           absl::Seconds(10), absl::Milliseconds(20));
   const int third = testing_util::ConnectFrom(port, "127.0.0.1");
   ASSERT_GE(third, 0);
   char byte = 0;
@@ -135,12 +134,10 @@ TEST_F(AttackTlsTest, AConnectionOverTheCapIsClosedUnansweredOnTls) {
   EXPECT_GE(refused->second, 1);
   ::close(held[0]);
   // A place is free again: served over TLS.
-  const absl::Time again = absl::Now() + absl::Seconds(10);
   HttpResponse ok;
-  while ((ok = Https(port, Decode(kFord), client)).status != 200 &&
-         absl::Now() < again) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  testing_util::Eventually(
+      [&] { return (ok = Https(port, Decode(kFord), client)).status == 200; },
+      absl::Seconds(10), absl::Milliseconds(20));
   EXPECT_EQ(ok.status, 200) << ok.error;
   ::close(held[1]);
 }

@@ -9,17 +9,14 @@
 #include "absl/time/clock.h"
 #include "disk_cache/disk_cache.h"
 #include "disk_cache/test_rows.h"
+#include "testing/eventually.h"
 
 namespace {
 
 // Polls the writer's progress (no other way to learn it from outside).
 bool WaitCommitted(disk_cache::DiskCache& cache, uint64_t n) {
-  const absl::Time give_up = absl::Now() + absl::Seconds(60);
-  while (cache.stats().committed < n) {
-    if (absl::Now() > give_up) return false;
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  return true;
+  return testing_util::Eventually([&] { return cache.stats().committed >= n; },
+                                  absl::Seconds(60));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "disk_cache/disk_cache.h"
 #include "disk_cache/test_rows.h"
 #include "gtest/gtest.h"
+#include "testing/eventually.h"
 #include "testing/raw_sqlite.h"
 
 namespace disk_cache_test {
@@ -50,20 +51,9 @@ class WarnLog {
   std::vector<std::string> lines_ ABSL_GUARDED_BY(mu_);
 };
 
-// Polls `done` until it holds or `timeout` passes: the writer's progress
-// (stats()) can only be watched from outside.
-inline bool WaitFor(const std::function<bool()>& done,
-                    absl::Duration timeout = absl::Seconds(30)) {
-  const absl::Time give_up = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() > give_up) return false;
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  return true;
-}
-
+// The writer's progress (stats()) can only be watched from outside.
 inline bool WaitCommitted(DiskCache& cache, uint64_t n) {
-  return WaitFor([&] { return cache.stats().committed >= n; });
+  return testing_util::Eventually([&] { return cache.stats().committed >= n; });
 }
 
 inline bool Exists(const std::string& path) {

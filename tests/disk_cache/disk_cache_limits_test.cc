@@ -55,7 +55,8 @@ TEST_F(DiskCacheTest, AFullQueueDropsAndCountsWithoutBlockingPut) {
   ASSERT_TRUE(lock.ok());
   cache->Put(TestRow(0, base_));
   // The writer took row 0 and waits for the lock.
-  ASSERT_TRUE(WaitFor([&] { return cache->stats().queued == 0; }));
+  ASSERT_TRUE(
+      testing_util::Eventually([&] { return cache->stats().queued == 0; }));
   for (int i = 1; i <= 4; ++i) cache->Put(TestRow(i, base_));  // fills it
   EXPECT_EQ(cache->stats().queued, 4u);
   EXPECT_EQ(cache->stats().dropped, 0u);
@@ -66,7 +67,8 @@ TEST_F(DiskCacheTest, AFullQueueDropsAndCountsWithoutBlockingPut) {
   EXPECT_EQ(cache->Get(TestVin(100), 0)->value, TestValue(100));
   // The writer's attempt outlasts its busy timeout and fails; it says so,
   // keeps its batch and tries again.
-  ASSERT_TRUE(WaitFor([&] { return !warnings_.lines().empty(); }));
+  ASSERT_TRUE(
+      testing_util::Eventually([&] { return !warnings_.lines().empty(); }));
   EXPECT_EQ(cache->stats().committed, 1u);
 
   lock.Release();
@@ -137,7 +139,8 @@ TEST_F(DiskCacheTest, ARowLargerThanTheWholeStoreIsDropped) {
   cache->Put(Row{TestVin(1), 0, std::string(2000, 'x'), base_});
   cache->Put(Row{TestVin(2), 0, "small", base_});
   ASSERT_TRUE(WaitCommitted(*cache, 1));
-  ASSERT_TRUE(WaitFor([&] { return cache->stats().dropped == 1; }));
+  ASSERT_TRUE(
+      testing_util::Eventually([&] { return cache->stats().dropped == 1; }));
   EXPECT_FALSE(cache->Get(TestVin(1), 0).has_value());
   EXPECT_TRUE(cache->Get(TestVin(2), 0).has_value());
 }
@@ -154,7 +157,7 @@ TEST_F(DiskCacheTest, RowsPastKeepForAreNotServedAndAreDeleted) {
     cache->Put(Row{TestVin(1), 0, "too old already", t0 - absl::Hours(2)});
     cache->Put(Row{TestVin(2), 0, "half an hour old", t0 - absl::Minutes(30)});
     cache->Put(Row{TestVin(3), 0, "fresh", t0});
-    ASSERT_TRUE(WaitFor([&] {
+    ASSERT_TRUE(testing_util::Eventually([&] {
       return cache->stats().committed == 2 && cache->stats().expired == 1;
     }));
     EXPECT_FALSE(cache->Get(TestVin(1), 0).has_value());
@@ -172,7 +175,8 @@ TEST_F(DiskCacheTest, RowsPastKeepForAreNotServedAndAreDeleted) {
 
     // The writer's next purge (due: over a minute since the last) deletes it.
     cache->Put(Row{TestVin(4), 0, "another", clock.WallNow()});
-    ASSERT_TRUE(WaitFor([&] { return cache->stats().expired == 2; }));
+    ASSERT_TRUE(
+        testing_util::Eventually([&] { return cache->stats().expired == 2; }));
     EXPECT_EQ(cache->stats().entries, 2u);
     EXPECT_FALSE(cache->MayContain(TestVin(2), 0));
   }
@@ -210,7 +214,8 @@ TEST_F(DiskCacheTest, ADiscardedRowIsDeletedCountedAndNeverServedAgain) {
     cache->Discard(TestVin(2), 0);
     EXPECT_FALSE(cache->MayContain(TestVin(2), 0));  // at once
     EXPECT_FALSE(cache->Get(TestVin(2), 0).has_value());
-    ASSERT_TRUE(WaitFor([&] { return cache->stats().corrupt == 1; }));
+    ASSERT_TRUE(
+        testing_util::Eventually([&] { return cache->stats().corrupt == 1; }));
     EXPECT_EQ(cache->stats().entries, 4u);
     EXPECT_TRUE(cache->Get(TestVin(3), 0).has_value());
   }
@@ -250,7 +255,8 @@ TEST_F(DiskCacheTest, ARowThatIsNotIntactIsNeverServed) {
     return true;
   });
   EXPECT_EQ(warm, (std::vector<int>{4, 2, 0}));
-  ASSERT_TRUE(WaitFor([&] { return cache->stats().corrupt == 2; }));
+  ASSERT_TRUE(
+      testing_util::Eventually([&] { return cache->stats().corrupt == 2; }));
   EXPECT_FALSE(cache->Get(TestVin(3), 0).has_value());
   EXPECT_EQ(cache->stats().entries, 3u);
 }

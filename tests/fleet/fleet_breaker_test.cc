@@ -59,7 +59,7 @@ class FleetBreakerTest : public FleetTest {
   }
   // Every replica in `state`, as far as its metrics tell.
   bool AllIn(double state) {
-    return WaitFor([&] {
+    return testing_util::Eventually([&] {
       for (int i = 0; i < kReplicas; ++i) {
         if (State(i) != state) return false;
       }
@@ -131,11 +131,12 @@ TEST_F(FleetBreakerTest, AProbeOfBThatVpicAnswersClosesTheBreakerForAll) {
   // fleet's probe, and vPIC answers it.
   DecodeResponse out;
   grpc::Status s;
-  const absl::Time give_up = absl::Now() + absl::Seconds(30);
-  do {
-    s = Decode(1, ValidVin(vin_++), &out);
-    if (!s.ok()) absl::SleepFor(absl::Milliseconds(100));  // a caller's retry pace
-  } while (!s.ok() && absl::Now() < give_up);
+  testing_util::Eventually(
+      [&] {
+        s = Decode(1, ValidVin(vin_++), &out);
+        return s.ok();
+      },
+      absl::Seconds(30), absl::Milliseconds(100));  // a caller's retry pace
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(out.result().source(), vin::v1::SOURCE_VPIC);
   ASSERT_TRUE(AllIn(0)) << "closed on A and C by B's probe";

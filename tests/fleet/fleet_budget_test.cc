@@ -68,7 +68,7 @@ TEST_F(FleetTest, A429OnOneReplicaPausesTheOthers) {
   std::thread unary([&] { ASSERT_TRUE(Decode(0, first, &a).ok()); });
   // The pause is in Redis once replica A has told it (it answers 429s with
   // a script; the hash's `paused` is then in the future).
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing_util::Eventually([&] {
     auto paused =
         testing_util::RedisCall(redis_.port(), {"HGET", "vin:budget", "paused"});
     return paused.ok() && !paused->str.empty() && paused->str != "0";

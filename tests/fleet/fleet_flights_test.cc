@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "fleet_test_fixture.h"
 #include "gtest/gtest.h"
+#include "testing/real_server.h"
 #include "testing/scrape.h"
-#include "testing/subprocess.h"
 #include "testing/vin_gen.h"
 #include "vin/v1/vin.grpc.pb.h"
 
@@ -31,7 +31,7 @@ TEST_F(FleetTest, ThreeHundredCallsOverThreeReplicasMakeOneUpstreamRequest) {
   fake_->HoldAnswers();  // upstream is slow: every call joins the flight
   Calls calls;
   for (int i = 0; i < 300; ++i) calls.Start(stubs_[i % kReplicas].get(), vin);
-  ASSERT_TRUE(WaitFor([&] { return Waiters() == 300; }))
+  ASSERT_TRUE(testing_util::Eventually([&] { return Waiters() == 300; }))
       << "waiting: " << Waiters();
   fake_->ReleaseAnswers();
   ASSERT_TRUE(calls.Wait());
@@ -78,59 +78,36 @@ TEST_F(FleetTest, AVinDecodedOnOneReplicaIsACacheAnswerOnAnother) {
   EXPECT_EQ(fake_->TotalRequests(), 1);
 }
 
-// A replica started as a process, for the test that kills one.
-struct Replica {
-  testing_util::Subprocess proc;
-  int port = 0;
-  int metrics_port = 0;
-  std::unique_ptr<vin::v1::VinDecoderService::Stub> stub;
-
-  double Metric(const std::string& name) {
-    std::string body;
-    if (testing_util::HttpGet(metrics_port, "/metrics", &body) != 200) return -1;
-    testing_util::Samples m = testing_util::ParseSamples(body);
-    return m.count(name) ? m.at(name) : -1;
-  }
-};
-
 TEST_F(FleetTest, WhenTheOwnerIsKilledAnotherReplicaTakesTheFlightOver) {
   constexpr absl::Duration kLease = absl::Seconds(1);
-  std::vector<std::unique_ptr<Replica>> replicas;
+  // Replicas as processes (this test kills one).
+  std::vector<std::unique_ptr<testing_util::RealServer>> replicas;
   for (int i = 0; i < kReplicas; ++i) {
-    auto r = std::make_unique<Replica>();
-    ASSERT_TRUE(r->proc.Start(
-        {VIN_SERVER_BIN, "--listen=127.0.0.1:0",
-         "--vpic_base_url=" + fake_->base_url(), "--upstream_batch_max=1",
+    auto r = std::make_unique<testing_util::RealServer>();
+    ASSERT_TRUE(r->Start(
+        {"--vpic_base_url=" + fake_->base_url(), "--upstream_batch_max=1",
          "--upstream_rate=0", "--redis_url=" + redis_.url(),
-         "--redis_timeout=200ms", "--fleet_lease=1s", "--attempt_timeout=5s",
-         "--metrics_listen=127.0.0.1:0"}));
-    auto listening = r->proc.WaitForLine("listening on", absl::Seconds(20));
-    ASSERT_TRUE(listening.has_value());
-    r->port = PortIn(*listening);
-    auto metrics = r->proc.WaitForLine("metrics on", absl::Seconds(20));
-    ASSERT_TRUE(metrics.has_value());
-    r->metrics_port = PortIn(*metrics);
-    r->stub = vin::v1::VinDecoderService::NewStub(grpc::CreateChannel(
-        absl::StrCat("127.0.0.1:", r->port), grpc::InsecureChannelCredentials()));
+         "--redis_timeout=200ms", "--fleet_lease=1s", "--attempt_timeout=5s"}));
     replicas.push_back(std::move(r));
   }
   for (auto& r : replicas) {
-    ASSERT_TRUE(WaitFor([&] { return r->Metric("vin_redis_up") == 1; }));
+    ASSERT_TRUE(testing_util::Eventually(
+        [&] { return r->Metric("vin_redis_up") == 1; }));
   }
   const std::string vin = ValidVin(7);
   fake_->HoldAnswers();
   Calls owner_calls, calls;
-  owner_calls.Start(replicas[0]->stub.get(), vin);
+  owner_calls.Start(replicas[0]->stub(), vin);
   ASSERT_TRUE(fake_->WaitForRequests(1, absl::Seconds(20)));
-  for (int i = 0; i < 10; ++i) calls.Start(replicas[1 + i % 2]->stub.get(), vin);
+  for (int i = 0; i < 10; ++i) calls.Start(replicas[1 + i % 2]->stub(), vin);
   // Every waiter of B and C has joined A's flight (QUEUED coalesced).
   for (int r = 1; r < kReplicas; ++r) {
-    ASSERT_TRUE(WaitFor([&] {
+    ASSERT_TRUE(testing_util::Eventually([&] {
       return replicas[r]->Metric("vin_coalesced_waiters_total") == 5;
     }));
   }
-  replicas[0]->proc.Signal(SIGKILL);
-  ASSERT_TRUE(replicas[0]->proc.Wait(absl::Seconds(10)).has_value());
+  replicas[0]->proc().Signal(SIGKILL);
+  ASSERT_TRUE(replicas[0]->proc().Wait(absl::Seconds(10)).has_value());
   const absl::Time killed = absl::Now();
   fake_->ReleaseAnswers();
   ASSERT_TRUE(calls.Wait());
@@ -148,7 +125,9 @@ TEST_F(FleetTest, WhenTheOwnerIsKilledAnotherReplicaTakesTheFlightOver) {
   double decodes = 0;
   for (int r = 1; r < kReplicas; ++r) {
     std::string body;
-    ASSERT_EQ(testing_util::HttpGet(replicas[r]->metrics_port, "/metrics", &body), 200);
+    ASSERT_EQ(
+        testing_util::HttpGet(replicas[r]->metrics_port(), "/metrics", &body),
+        200);
     decodes += testing_util::Sum(testing_util::ParseSamples(body), "vin_decodes_total");
   }
   EXPECT_EQ(decodes, 10) << "exactly one answer per call";

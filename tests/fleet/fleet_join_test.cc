@@ -70,21 +70,6 @@ struct Watcher {
 
 class FleetJoinTest : public FleetTest {
  protected:
-  // Starts `n` replicas on redis_ without waiting for anything: their port
-  // is open when Start returns.
-  void Launch(server::ServerOptions o, int n) {
-    o.listen = "127.0.0.1:0";
-    o.engine.vpic_base_url = fake_->base_url();
-    o.fleet.redis_url = redis_.url();
-    o.fleet.size_hint = n;
-    for (int i = 0; i < n; ++i) {
-      auto s = server::VinServer::Start(o);
-      ASSERT_TRUE(s.ok()) << s.status();
-      stubs_.push_back(
-          vin::v1::VinDecoderService::NewStub(ChannelTo((*s)->port())));
-      servers_.push_back(*std::move(s));
-    }
-  }
   size_t Held() const {
     size_t n = 0;
     for (const auto& s : servers_) n += s->calls_held();
@@ -96,14 +81,15 @@ TEST_F(FleetJoinTest, NotServingAndCallsHeldUntilRedisAnswers) {
   redis_.Pause();  // accepts connections, answers nothing
   server::ServerOptions o = Defaults();
   o.fleet.connect_timeout = absl::Seconds(60);
-  Launch(o, 1);
+  LaunchReplicas(o, 1);
   const int port = servers_[0]->port();
   Watcher whole(port, ""), service(port, kService);
   EXPECT_EQ(whole.Next(), HealthCheckResponse::NOT_SERVING);
   EXPECT_EQ(service.Next(), HealthCheckResponse::NOT_SERVING);
   Calls calls;
   calls.Start(stubs_[0].get(), ValidVin(101));
-  ASSERT_TRUE(WaitFor([&] { return Held() == 1; })) << "the call is held";
+  ASSERT_TRUE(testing_util::Eventually([&] { return Held() == 1; }))
+      << "the call is held";
   EXPECT_EQ(servers_[0]->engine().Stats().waiters, 0u)
       << "a held call has not reached the engine";
   EXPECT_EQ(fake_->TotalRequests(), 0);
@@ -133,7 +119,7 @@ TEST_F(FleetJoinTest, ThreeReplicasCalledBeforeTheyJoinSendOneRequestPerVin) {
   redis_.Pause();
   server::ServerOptions o = Defaults();
   o.fleet.connect_timeout = absl::Seconds(60);
-  Launch(o, kReplicas);
+  LaunchReplicas(o, kReplicas);
   Calls calls;
   for (int v = 0; v < kVins; ++v) {
     for (int r = 0; r < kReplicas; ++r) {
@@ -141,8 +127,10 @@ TEST_F(FleetJoinTest, ThreeReplicasCalledBeforeTheyJoinSendOneRequestPerVin) {
       calls.Start(stubs_[r].get(), ValidVin(200 + v));
     }
   }
-  ASSERT_TRUE(WaitFor([&] { return Held() == 2 * kVins * kReplicas; }))
-      << "held: " << Held();
+  ASSERT_TRUE(testing_util::Eventually([&] {
+    return Held() == 2 * kVins * kReplicas;
+  })) << "held: "
+      << Held();
   for (const auto& s : servers_) {
     EXPECT_EQ(CheckHealth(s->port(), ""), HealthCheckResponse::NOT_SERVING);
   }
@@ -164,7 +152,7 @@ TEST_F(FleetJoinTest,
        ThreeReplicasStartedTogetherWithRedisUpSendOneRequestPerVin) {
   constexpr int kVins = 10;
   const absl::Time start = absl::Now();
-  Launch(Defaults(), kReplicas);
+  LaunchReplicas(Defaults(), kReplicas);
   Calls calls;
   for (int v = 0; v < kVins; ++v) {
     for (int r = 0; r < kReplicas; ++r)
@@ -198,7 +186,7 @@ TEST_F(FleetJoinTest, WithoutRedisItServesAloneAfterTheTimeoutThenJoins) {
   o.fleet.connect_timeout = absl::Milliseconds(300);
   o.metrics_listen = "127.0.0.1:0";
   const absl::Time start = absl::Now();
-  Launch(o, 1);
+  LaunchReplicas(o, 1);
   Watcher w(servers_[0]->port(), "");
   EXPECT_EQ(w.Next(), HealthCheckResponse::NOT_SERVING);
   EXPECT_EQ(w.Next(), HealthCheckResponse::SERVING);
@@ -217,12 +205,12 @@ TEST_F(FleetJoinTest, WithoutRedisItServesAloneAfterTheTimeoutThenJoins) {
 
   std::string error;
   ASSERT_TRUE(redis_.Start(&error)) << error;
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing_util::Eventually([&] {
     return servers_[0]->metrics().redis_up.value() == 1;
   })) << "joined once Redis answers";
-  Launch(Defaults(), 1);  // a second replica, to read the fleet's cache
-  ASSERT_TRUE(
-      WaitFor([&] { return servers_[1]->metrics().redis_up.value() == 1; }));
+  LaunchReplicas(Defaults(), 1);  // a second replica, to read the fleet's cache
+  ASSERT_TRUE(testing_util::Eventually(
+      [&] { return servers_[1]->metrics().redis_up.value() == 1; }));
   vin::v1::DecodeResponse a, b;
   ASSERT_TRUE(Decode(0, ValidVin(402), &a).ok());
   ASSERT_TRUE(Decode(1, ValidVin(402), &b).ok());

@@ -1,7 +1,9 @@
 // The fleet tests' fixture (fleet_flights_test.cc, fleet_budget_test.cc,
-// fleet_without_redis_test.cc): replicas sharing a real redis-server of the
-// test's own in front of one fake vPIC. The replicas are VinServers in this
-// process; the test that must kill one starts vin-server processes instead.
+// fleet_without_redis_test.cc, ...): replicas sharing a real redis-server of
+// the test's own in front of one fake vPIC. The replicas are VinServers in
+// this process, started by AddReplica (through StartReplicas or
+// LaunchReplicas); the test that must kill one starts vin-server processes
+// instead, each a testing_util::RealServer.
 #ifndef VIN_TESTS_FLEET_FLEET_TEST_FIXTURE_H_
 #define VIN_TESTS_FLEET_FLEET_TEST_FIXTURE_H_
 
@@ -20,6 +22,7 @@
 #include "fake_vpic/fake_vpic.h"
 #include "gtest/gtest.h"
 #include "server/server.h"
+#include "testing/eventually.h"
 #include "testing/redis_server.h"
 #include "vin/v1/vin.grpc.pb.h"
 
@@ -61,11 +64,17 @@ class FleetTest : public testing::Test {
     return o;
   }
 
+  // `n` replicas on redis_, each connected to it.
   void StartReplicas(server::ServerOptions o = Defaults(), int n = kReplicas) {
+    LaunchReplicas(std::move(o), n);
+    WaitForRedis();
+  }
+  // `n` replicas on redis_ without waiting for anything: their port is open
+  // when this returns.
+  void LaunchReplicas(server::ServerOptions o, int n) {
     o.fleet.redis_url = redis_.url();
     o.fleet.size_hint = n;
     for (int i = 0; i < n; ++i) AddReplica(o);
-    WaitForRedis();
   }
   // One more replica on the fake vPIC, with `o`'s fleet options as they
   // are (its redis_url given).
@@ -82,21 +91,10 @@ class FleetTest : public testing::Test {
   // Every replica connected to Redis.
   void WaitForRedis() {
     for (auto& s : servers_) {
-      ASSERT_TRUE(WaitFor([&] { return s->metrics().redis_up.value() == 1; }))
-          << "replica connected to redis";
+      ASSERT_TRUE(testing_util::Eventually([&] {
+        return s->metrics().redis_up.value() == 1;
+      })) << "replica connected to redis";
     }
-  }
-
-  // Polls `pred` (state in another process or thread that nothing signals)
-  // until it holds or 30 s pass.
-  template <typename Pred>
-  static bool WaitFor(Pred pred, absl::Duration timeout = absl::Seconds(30)) {
-    const absl::Time give_up = absl::Now() + timeout;
-    while (!pred()) {
-      if (absl::Now() > give_up) return false;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return true;
   }
 
   grpc::Status Decode(int replica, const std::string& vin,

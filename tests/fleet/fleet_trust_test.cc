@@ -119,7 +119,7 @@ TEST_F(FleetTrustTest, AForgedTenYearCooldownHoldsCallersNoLongerThanTheMax) {
                         {"PUBLISH", "vin:events", fleet::EncodeEvent(forged)})
                   .ok());
   const absl::Time published = absl::Now();
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing_util::Eventually([&] {
     return servers_[0]->metrics().upstream_breaker_state.value() == 1 &&
            servers_[1]->metrics().upstream_breaker_state.value() == 1;
   })) << "the event reached both replicas";
@@ -137,7 +137,7 @@ TEST_F(FleetTrustTest, AForgedTenYearCooldownHoldsCallersNoLongerThanTheMax) {
   // Within the cool-down's maximum (and slack for a loaded machine) the
   // fleet's probe goes, vPIC answers, and callers get real decodes.
   grpc::Status last;
-  ASSERT_TRUE(WaitFor(
+  ASSERT_TRUE(testing_util::Eventually(
       [&] {
         last = Decode(1, ValidVin(9102), &r);
         return last.ok();
@@ -162,7 +162,7 @@ TEST_F(FleetTrustTest, WithTheSecretAnUnsignedBreakerEventIsIgnored) {
   ASSERT_TRUE(RedisCall(redis_.port(),
                         {"PUBLISH", "vin:events", fleet::EncodeEvent(forged)})
                   .ok());
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing_util::Eventually([&] {
     return Rejected(0, "event_unsigned") == 1 &&
            Rejected(1, "event_unsigned") == 1;
   })) << "both replicas read it, and rejected it";

@@ -49,14 +49,16 @@ TEST_F(FleetTest, RedisStoppedAndRestartedLosesNoDecode) {
       }
     }
   });
-  ASSERT_TRUE(WaitFor([&] { return ok.load() >= 20; }));
+  ASSERT_TRUE(testing_util::Eventually([&] { return ok.load() >= 20; }));
   ASSERT_TRUE(redis_.Stop());
   for (auto& s : servers_) {
-    ASSERT_TRUE(WaitFor([&] { return s->metrics().redis_up.value() == 0; }));
+    ASSERT_TRUE(testing_util::Eventually(
+        [&] { return s->metrics().redis_up.value() == 0; }));
   }
   const int before = ok.load();
-  ASSERT_TRUE(WaitFor([&] { return ok.load() >= before + 20; }))
-      << "decodes go on without Redis";
+  ASSERT_TRUE(testing_util::Eventually([&] {
+    return ok.load() >= before + 20;
+  })) << "decodes go on without Redis";
   {
     auto health = grpc::health::v1::Health::NewStub(grpc::CreateChannel(
         absl::StrCat("127.0.0.1:", servers_[0]->port()),
@@ -72,10 +74,12 @@ TEST_F(FleetTest, RedisStoppedAndRestartedLosesNoDecode) {
   std::string error;
   ASSERT_TRUE(redis_.Start(&error)) << error;
   for (auto& s : servers_) {
-    ASSERT_TRUE(WaitFor([&] { return s->metrics().redis_up.value() == 1; }));
+    ASSERT_TRUE(testing_util::Eventually(
+        [&] { return s->metrics().redis_up.value() == 1; }));
   }
   const int after = ok.load();
-  ASSERT_TRUE(WaitFor([&] { return ok.load() >= after + 20; }));
+  ASSERT_TRUE(
+      testing_util::Eventually([&] { return ok.load() >= after + 20; }));
   stop.store(true);
   feeder.join();
   EXPECT_EQ(failed.load(), 0) << last_error;

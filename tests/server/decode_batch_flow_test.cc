@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/batch_checks.h"
 #include "testing/batch_session.h"
+#include "testing/eventually.h"
 #include "testing/server_fixture.h"
 #include "testing/vin_gen.h"
 
@@ -171,11 +171,8 @@ TEST_F(DecodeBatchFlowTest, AReaderThatPausesHoldsTheServerAtTheWindow) {
         // The client stops reading once, until the server is held: its
         // window full of answers nobody takes, it reads no more items.
         if (++events != 500) return;
-        const absl::Time give_up = absl::Now() + absl::Seconds(30);
-        while (c.streams_held_by_reader.load() != 1 && absl::Now() < give_up) {
-          absl::SleepFor(absl::Milliseconds(1));  // polling a condition
-        }
-        held = c.streams_held_by_reader.load() == 1;
+        held = testing_util::Eventually(
+            [&] { return c.streams_held_by_reader.load() == 1; });
         read_when_held = c.items_read.load();
       });
   ASSERT_TRUE(out.status.ok()) << out.status.error_message();

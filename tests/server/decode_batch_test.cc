@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "testing/batch_checks.h"
 #include "testing/batch_session.h"
+#include "testing/eventually.h"
 #include "testing/server_fixture.h"
 #include "testing/vin_gen.h"
 
@@ -193,10 +194,9 @@ TEST_F(DecodeBatchTest, AnOversizedMessageAfterGoodItemsLeavesNothingBehind) {
   EXPECT_EQ(server_->batch_counters().items_outstanding.load(), 0);
   // The stream's OnDone (which closes it in the counters) may come just after
   // the client has its status: polled, with a bound.
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  while (server_->batch_counters().streams.load() != 0 && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
+  testing_util::Eventually(
+      [&] { return server_->batch_counters().streams.load() == 0; },
+      absl::Seconds(10));
   EXPECT_EQ(server_->batch_counters().streams.load(), 0);
   fake_->ReleaseAnswers();
   vin::v1::DecodeResponse resp;

@@ -241,21 +241,4 @@ TEST(HttpGatewayFlags, BadValuesAreClearErrors) {
   }
 }
 
-// --help lists the server's own flags, each with its default.
-TEST(HelpFlag, ListsTheServersFlags) {
-  FILE* out = popen(absl::StrCat(VIN_SERVER_BIN, " --help 2>&1").c_str(), "r");
-  ASSERT_NE(out, nullptr);
-  std::string text;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), out)) > 0;) text.append(buf, n);
-  pclose(out);
-  for (const char* flag :
-       {"--listen", "--upstream_rate", "--http_deadline", "--peak_hours",
-        "--log_level", "--shutdown_grace", "--redis_password_file",
-        "--redis_tls_ca_file", "--fleet_secret_file"}) {
-    EXPECT_THAT(text, HasSubstr(absl::StrCat("    ", flag, " ("))) << flag;
-  }
-  EXPECT_THAT(text, HasSubstr("default: 1000;")) << "--upstream_rate's default";
-}
-
 }  // namespace

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/eventually.h"
 #include "testing/http_client.h"
 #include "testing/scrape.h"
 #include "testing/vin_gen.h"
@@ -217,10 +218,7 @@ TEST_F(HttpGatewayTest, DecodeBatchKeepsToTheServersBatchWindow) {
       absl::Seconds(30)))
       << "waiting: " << server_->engine().Stats().waiters;
   // The three are at vPIC, which holds them: nothing else may enter.
-  for (const absl::Time give_up = absl::Now() + absl::Seconds(30);
-       fake_->TotalRequests() < 3 && absl::Now() < give_up;) {
-    absl::SleepFor(absl::Milliseconds(5));  // polls the fake's count
-  }
+  testing_util::Eventually([&] { return fake_->TotalRequests() >= 3; });
   EXPECT_EQ(fake_->TotalRequests(), 3);
   EXPECT_EQ(server_->engine().Stats().waiters, 3u) << "the window is full";
   fake_->ReleaseAnswers();

@@ -4,6 +4,7 @@
 // with no upstream request; a file at --cache_path that is not a cache is
 // named in the log, set aside, and the server serves.
 #include <grpcpp/create_channel.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,13 +14,12 @@
 #include <string>
 #include <vector>
 
-#include <sqlite3.h>
-
 #include "absl/strings/str_cat.h"
 #include "disk_cache/row_key.h"
 #include "fake_vpic/fake_vpic.h"
 #include "gtest/gtest.h"
 #include "testing/batch_session.h"
+#include "testing/eventually.h"
 #include "testing/scrape.h"
 #include "testing/subprocess.h"
 #include "testing/vin_gen.h"
@@ -66,12 +66,8 @@ class Server {
   // Waits until `name` reaches `at_least` (the writer commits in the
   // background), polling the metrics endpoint.
   bool WaitForMetric(const std::string& name, double at_least) {
-    const absl::Time end = absl::Now() + absl::Seconds(20);
-    while (absl::Now() < end) {
-      if (Metric(name) >= at_least) return true;
-      absl::SleepFor(absl::Milliseconds(20));  // polling a condition
-    }
-    return false;
+    return testing_util::Eventually([&] { return Metric(name) >= at_least; },
+                                    absl::Seconds(20), absl::Milliseconds(20));
   }
   testing_util::Subprocess& process() { return process_; }
 

@@ -18,7 +18,6 @@ declare -A provides=(
   [gRPC]="libgrpc++-dev protobuf-compiler-grpc"
   [absl]=libabsl-dev
   [CURL]=libcurl4-openssl-dev
-  [spdlog]=libspdlog-dev
   [nlohmann_json]=nlohmann-json3-dev
   [SQLite3]=libsqlite3-dev
   [GTest]="libgtest-dev libgmock-dev"

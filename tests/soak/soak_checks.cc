@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "testing/eventually.h"
 #include "testing/scrape.h"
 
 namespace soak {
@@ -97,23 +98,27 @@ void ExpectNothingLeftBehind(ServerUnderTest* server) {
       "vin_waiting_for_rate", "vin_batch_items_in_window",
       "vin_batch_streams_open"};
   testing_util::Samples samples;
-  bool settled = false;
-  const absl::Time settle_by = absl::Now() + kAttemptTimeout + absl::Seconds(20);
-  while (!settled && absl::Now() < settle_by) {
-    std::string body;
-    if (testing_util::HttpGet(server->metrics_port, "/metrics", &body) != 200) {
-      const absl::optional<int> exit = server->process.Wait(absl::Seconds(5));
-      FAIL() << "the server does not answer its metrics port (exit "
-             << (exit ? absl::StrCat(*exit) : std::string("none yet"))
-             << "); its output:\n"
-             << absl::StrJoin(server->process.lines(), "\n");
-    }
-    samples = testing_util::ParseSamples(body);
-    settled = true;
-    for (const std::string& g : gauges) {
-      settled = settled && samples.count(g) == 1 && samples[g] == 0;
-    }
-    if (!settled) absl::SleepFor(absl::Milliseconds(100));
+  bool answered = true;
+  testing_util::Eventually(
+      [&] {
+        std::string body;
+        answered = testing_util::HttpGet(server->metrics_port, "/metrics",
+                                         &body) == 200;
+        if (!answered) return true;  // nothing more to wait for
+        samples = testing_util::ParseSamples(body);
+        bool settled = true;
+        for (const std::string& g : gauges) {
+          settled = settled && samples.count(g) == 1 && samples[g] == 0;
+        }
+        return settled;
+      },
+      kAttemptTimeout + absl::Seconds(20), absl::Milliseconds(100));
+  if (!answered) {
+    const absl::optional<int> exit = server->process.Wait(absl::Seconds(5));
+    FAIL() << "the server does not answer its metrics port (exit "
+           << (exit ? absl::StrCat(*exit) : std::string("none yet"))
+           << "); its output:\n"
+           << absl::StrJoin(server->process.lines(), "\n");
   }
   for (const std::string& g : gauges) {
     EXPECT_EQ(testing_util::Sum(samples, g), 0) << g << " at the end";

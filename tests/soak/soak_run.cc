@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "soak/soak_client.h"
+#include "testing/eventually.h"
 
 namespace soak {
 namespace {
@@ -115,10 +116,9 @@ std::thread StartReloader(uint64_t seed, absl::Time end,
 std::thread StartWatchdog(absl::Time end, const std::atomic<int>* clients_done,
                           LiveCalls* live, Ledger* ledger) {
   return std::thread([end, clients_done, live, ledger] {
-    const absl::Time give_up = end + absl::Seconds(90);
-    while (clients_done->load() < kClientThreads && absl::Now() < give_up) {
-      absl::SleepFor(absl::Milliseconds(100));
-    }
+    testing_util::Eventually(
+        [&] { return clients_done->load() >= kClientThreads; },
+        end + absl::Seconds(90) - absl::Now(), absl::Milliseconds(100));
     if (clients_done->load() < kClientThreads) {
       ledger->Violation(absl::StrCat(live->CancelAll(),
                                      " calls still open 90 s after the load "

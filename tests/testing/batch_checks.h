@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "testing/batch_session.h"
+#include "testing/eventually.h"
 #include "testing/scrape.h"
 #include "vin/v1/vin.pb.h"
 
@@ -91,41 +92,49 @@ inline constexpr const char* kInProgressGauges[] = {
     "vin_waiting_for_rate", "vin_batch_items_in_window",
     "vin_batch_streams_open", "vin_batch_streams_held_by_reader"};
 
+// What is still in progress ("" when nothing is): the engine's stats and
+// the in-progress gauges of a scrape.
+inline std::string InProgress(server::VinServer& server) {
+  const engine::EngineStats s = server.engine().Stats();
+  std::string left;
+  if (s.flights != 0) absl::StrAppend(&left, "flights=", s.flights, " ");
+  if (s.waiters != 0) absl::StrAppend(&left, "waiters=", s.waiters, " ");
+  if (s.pending_wakeups != 0) {
+    absl::StrAppend(&left, "wake-ups=", s.pending_wakeups, " ");
+  }
+  if (s.upstream_active != 0) {
+    absl::StrAppend(&left, "upstream_active=", s.upstream_active, " ");
+  }
+  std::string body;
+  if (HttpGet(server.metrics_port(), "/metrics", &body) != 200) {
+    left += "no metrics scrape ";
+  } else {
+    const Samples samples = ParseSamples(body);
+    for (const char* gauge : kInProgressGauges) {
+      if (samples.count(gauge) == 0) {
+        absl::StrAppend(&left, gauge, " missing ");
+      } else if (samples.at(gauge) != 0) {
+        absl::StrAppend(&left, gauge, "=", samples.at(gauge), " ");
+      }
+    }
+  }
+  return left;
+}
+
 // Polls the server (engine stats and a scrape of its metrics, which needs
 // --metrics_listen) until nothing is in progress: no flight, waiter,
 // wake-up, upstream request, window slot or open stream. Returns "" when
 // that holds within `bound`, else what is still left.
 inline std::string WaitUntilNothingInProgress(server::VinServer& server,
                                               absl::Duration bound) {
-  const absl::Time give_up = absl::Now() + bound;
   std::string left;
-  while (true) {
-    const engine::EngineStats s = server.engine().Stats();
-    left.clear();
-    if (s.flights != 0) absl::StrAppend(&left, "flights=", s.flights, " ");
-    if (s.waiters != 0) absl::StrAppend(&left, "waiters=", s.waiters, " ");
-    if (s.pending_wakeups != 0) {
-      absl::StrAppend(&left, "wake-ups=", s.pending_wakeups, " ");
-    }
-    if (s.upstream_active != 0) {
-      absl::StrAppend(&left, "upstream_active=", s.upstream_active, " ");
-    }
-    std::string body;
-    if (HttpGet(server.metrics_port(), "/metrics", &body) != 200) {
-      left += "no metrics scrape ";
-    } else {
-      const Samples samples = ParseSamples(body);
-      for (const char* gauge : kInProgressGauges) {
-        if (samples.count(gauge) == 0) {
-          absl::StrAppend(&left, gauge, " missing ");
-        } else if (samples.at(gauge) != 0) {
-          absl::StrAppend(&left, gauge, "=", samples.at(gauge), " ");
-        }
-      }
-    }
-    if (left.empty() || absl::Now() > give_up) return left;
-    absl::SleepFor(absl::Milliseconds(2));  // polling, with a bound
-  }
+  Eventually(
+      [&] {
+        left = InProgress(server);
+        return left.empty();
+      },
+      bound, absl::Milliseconds(2));
+  return left;
 }
 
 }  // namespace testing_util

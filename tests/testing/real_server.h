@@ -1,8 +1,8 @@
-// The real vin-server binary as a child process, for the tests that attack
-// it as a client would (DESIGN rule 19: a security claim is shown against
-// the real binary): started with the test's flags (gRPC, the HTTP gateway
-// and the metrics on free loopback ports), its ports read from its start
-// lines, its resource use read from /proc.
+// The real vin-server binary as a child process: the one way a test starts
+// one (the attacks of DESIGN rule 19, shown against the real binary; the
+// fleet replica a test kills). Started with the test's flags (gRPC, the
+// HTTP gateway and the metrics on free loopback ports), its ports read from
+// its start lines, its metrics scraped, its resource use read from /proc.
 #ifndef VIN_TESTS_TESTING_REAL_SERVER_H_
 #define VIN_TESTS_TESTING_REAL_SERVER_H_
 
@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "testing/scrape.h"
 #include "testing/subprocess.h"
 #include "vin/v1/vin.grpc.pb.h"
 
@@ -64,6 +65,15 @@ class RealServer {
     grpc::ClientContext ctx;
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
     return stub_->Decode(&ctx, req, out);
+  }
+
+  // The value of the metric `name` in a scrape (one series); -1 when the
+  // scrape fails or has no such series.
+  double Metric(const std::string& name) const {
+    std::string body;
+    if (HttpGet(metrics_port_, "/metrics", &body) != 200) return -1;
+    const Samples m = ParseSamples(body);
+    return m.count(name) ? m.at(name) : -1;
   }
 
   // A field of /proc/<pid>/status in kB ("VmHWM", "VmRSS"); -1 if none.

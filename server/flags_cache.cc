@@ -1,0 +1,99 @@
+// The finished decodes kept (in memory, on disk), the offline snapshot, and
+// which source a request uses when it leaves that unspecified.
+// --help lists these flags under "cache and snapshot (finished decodes, offline
+// vPIC data)" (server/flags.cc).
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/flag_groups.h"
+#include "server/common/proto_mapping.h"
+
+ABSL_FLAG(int64_t, cache_capacity, 100000,
+          "finished decodes kept in memory (0 disables the cache)");
+ABSL_FLAG(absl::Duration, cache_ttl, absl::Hours(24),
+          "how long a finished decode is served from the cache");
+ABSL_FLAG(absl::Duration, cache_stale_max, absl::Hours(24 * 30),
+          "entries older than --cache_ttl are kept this long in all, to "
+          "answer (labelled stale) when vPIC cannot");
+ABSL_FLAG(std::string, cache_path, "",
+          "SQLite file keeping finished decodes across restarts (\"\": "
+          "memory only); scripts/serve.sh passes .data/cache.db");
+ABSL_FLAG(int64_t, cache_disk_max_bytes, int64_t{2} << 30,
+          "bound on the cache file's rows; the oldest decodes go first");
+ABSL_FLAG(std::string, snapshot_path, "",
+          "the vPIC snapshot file (scripts/fetch_snapshot.sh writes "
+          ".data/vpic.lite.db) for offline decodes; empty: live only. SIGHUP "
+          "reloads it without a restart");
+ABSL_FLAG(absl::Duration, snapshot_reload_timeout, absl::Seconds(60),
+          "a load of --snapshot_path (at start, or on SIGHUP) taking longer "
+          "is abandoned and the server keeps what it had (the pinned "
+          "snapshot loads in about 0.5 s)");
+ABSL_FLAG(absl::Duration, snapshot_max_age, absl::Hours(24 * 62),
+          "health of vin.v1.VinDecoderService.snapshot is SERVING while the "
+          "loaded snapshot's data is younger than this");
+ABSL_FLAG(std::string, source_preference, "auto",
+          "for requests that leave it unspecified: auto (live_then_snapshot "
+          "when a snapshot is loaded, live_only otherwise), live_only, "
+          "snapshot_only or live_then_snapshot");
+
+namespace server {
+namespace {
+
+// "auto", or a SourcePreference value's name without its prefix, in lower
+// case ("live_only"): the proto's enum is the one list of names.
+bool ParseSourcePreference(const std::string& text,
+                           engine::SourcePreference* out) {
+  vin::v1::SourcePreference value = vin::v1::SOURCE_PREFERENCE_UNSPECIFIED;
+  if (text != "auto" &&
+      (text != absl::AsciiStrToLower(text) || text == "unspecified" ||
+       !vin::v1::SourcePreference_Parse(
+           absl::StrCat("SOURCE_PREFERENCE_", absl::AsciiStrToUpper(text)),
+           &value))) {
+    return false;
+  }
+  *out = server::FromProto(value);
+  return true;
+}
+
+}  // namespace
+
+// The finished decodes kept (memory, disk) and the offline snapshot.
+absl::Status CacheFromFlags(ServerOptions& options) {
+  options.snapshot_path = absl::GetFlag(FLAGS_snapshot_path);
+  options.snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);
+  options.snapshot_reload_timeout =
+      absl::GetFlag(FLAGS_snapshot_reload_timeout);
+  if (options.snapshot_reload_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--snapshot_reload_timeout must be a duration above 0 (e.g. 60s), "
+        "got ",
+        absl::FormatDuration(options.snapshot_reload_timeout)));
+  }
+  engine::EngineOptions& e = options.engine;
+  e.cache_capacity = static_cast<size_t>(
+      std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_capacity)));
+  e.cache_ttl = absl::GetFlag(FLAGS_cache_ttl);
+  e.cache_stale_max = absl::GetFlag(FLAGS_cache_stale_max);
+  options.cache_path = absl::GetFlag(FLAGS_cache_path);
+  options.cache_disk_max_bytes = absl::GetFlag(FLAGS_cache_disk_max_bytes);
+  return absl::OkStatus();
+}
+
+absl::Status SourcePreferenceFromFlags(engine::EngineOptions& e) {
+  if (!ParseSourcePreference(absl::GetFlag(FLAGS_source_preference),
+                             &e.default_source)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--source_preference must be auto, live_only, snapshot_only or "
+        "live_then_snapshot, got \"",
+        absl::GetFlag(FLAGS_source_preference), "\""));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace server
