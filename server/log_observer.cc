@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "domain/failure.h"
 #include "server/common/log.h"
 
 namespace server {
@@ -70,14 +71,12 @@ void LogObserver::OnBreakerChanged(const engine::BreakerChange& c) {
               ? "vPIC unreachable: circuit breaker open, nothing is sent "
                 "until its probe"
               : "vPIC still unreachable: the probe failed, breaker open again";
-      log::Event(
-          log::Level::kWarn, what,
-          {{"from", upstream::Name(c.from)},
-           {"since", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", c.unreachable_since,
-                                      absl::UTCTimeZone())},
-           {"next_probe_in", absl::FormatDuration(c.next_probe)},
-           {"last_error", c.last_error},
-           {"by", c.by}});
+      log::Event(log::Level::kWarn, what,
+                 {{"from", upstream::Name(c.from)},
+                  {"since", domain::UtcSeconds(c.unreachable_since)},
+                  {"next_probe_in", absl::FormatDuration(c.next_probe)},
+                  {"last_error", c.last_error},
+                  {"by", c.by}});
       return;
     }
     case BreakerState::kHalfOpen:

@@ -238,10 +238,11 @@ void LogConnectionBudget(const server::ConnectionBudget& budget,
 // thread only waits for signals, so SIGTERM is obeyed whatever a
 // snapshot reload is doing (it is abandoned), and after a certificate
 // reload, which reads bounded regular files only (util/read_file.h).
-// Returns when SIGTERM or SIGINT comes, with `reloader` stopped.
+// Returns when SIGTERM or SIGINT comes, with `reloader` stopped; says the
+// stop will take up to `grace`.
 void ServeUntilStopped(server::VinServer& vin,
                        snapshot::SnapshotReloader& reloader,
-                       const sigset_t& signals) {
+                       const sigset_t& signals, absl::Duration grace) {
   int sig = 0;
   for (;;) {
     sigwait(&signals, &sig);
@@ -260,7 +261,6 @@ void ServeUntilStopped(server::VinServer& vin,
         break;
     }
   }
-  const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
   Info(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT",
                     " received: not accepting calls; finishing work for up to ",
                     absl::FormatDuration(grace)));
@@ -316,8 +316,9 @@ int main(int argc, char** argv) {
         OnReloaded(vin, std::move(loaded));
       },
       options->snapshot_reload_timeout);
-  ServeUntilStopped(vin, reloader, signals);
-  (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));
+  const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
+  ServeUntilStopped(vin, reloader, signals, grace);
+  (*server)->Shutdown(grace);
   server->reset();  // the engine and gRPC are gone before the logger stops
   Info("stopped");
   // A stdout nobody reads cannot hold the process: the log is given a

@@ -73,4 +73,12 @@ void AddGaugeIf(std::vector<MetricFamily>* out, const char* name,
   if (value) AddGauge(out, name, help, *value);
 }
 
+void AddCounterIf(std::vector<MetricFamily>* out, const char* name,
+                  const char* help, const absl::optional<double>& value) {
+  if (!value) return;
+  MetricFamily f = Family(name, help, MetricType::Counter);
+  f.metric.push_back(Sample(*value, MetricType::Counter));
+  out->push_back(std::move(f));
+}
+
 }  // namespace server

@@ -34,6 +34,8 @@ void AddGauge(std::vector<prometheus::MetricFamily>* out, const char* name,
 // Nothing when `value` is unknown.
 void AddGaugeIf(std::vector<prometheus::MetricFamily>* out, const char* name,
                 const char* help, const absl::optional<double>& value);
+void AddCounterIf(std::vector<prometheus::MetricFamily>* out, const char* name,
+                  const char* help, const absl::optional<double>& value);
 
 // Cumulative buckets at metrics::Histogram::kBounds, then +Inf.
 prometheus::ClientMetric HistogramSample(

@@ -28,14 +28,9 @@ void AddBuildAndProcess(std::vector<MetricFamily>* out) {
       {{"version", VIN_BUILD_VERSION}, {"revision", VIN_BUILD_REVISION}}));
   out->push_back(std::move(info));
   const metrics::ProcessStats p = metrics::ReadProcessStats();
-  if (p.cpu_seconds) {
-    MetricFamily cpu =
-        Family("process_cpu_seconds_total",
+  AddCounterIf(out, "process_cpu_seconds_total",
                "Total user and system CPU time spent in seconds.",
-               MetricType::Counter);
-    cpu.metric.push_back(Sample(*p.cpu_seconds, MetricType::Counter));
-    out->push_back(std::move(cpu));
-  }
+               p.cpu_seconds);
   AddGaugeIf(out, "process_resident_memory_bytes",
              "Resident memory size in bytes.", p.resident_bytes);
   AddGaugeIf(out, "process_open_fds", "Number of open file descriptors.",

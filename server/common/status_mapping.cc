@@ -1,5 +1,7 @@
 #include "server/common/status_mapping.h"
 
+#include <google/protobuf/util/time_util.h>
+
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -13,9 +15,12 @@ namespace {
 // A caller's VIN in metadata: valid UTF-8, at most 64 bytes.
 constexpr size_t kMaxVinBytes = 64;
 
-// Seconds as google.protobuf.Duration's JSON form writes them ("2.5s").
-std::string SecondsText(absl::Duration d) {
-  return absl::StrCat(absl::ToDoubleSeconds(d), "s");
+// A delay as google.protobuf.Duration's JSON form writes it ("2.500s"),
+// the form RetryInfo's delay has in the JSON API.
+std::string DurationText(absl::Duration d) {
+  google::protobuf::Duration proto;
+  ToProto(d, &proto);
+  return google::protobuf::util::TimeUtil::ToString(proto);
 }
 
 }  // namespace
@@ -52,7 +57,7 @@ ErrorDetails DetailsOf(const engine::Failure& failure, absl::string_view vin) {
   }
   if (failure.retryable && failure.retry_delay > absl::ZeroDuration()) {
     d.retry_delay = failure.retry_delay;
-    d.metadata.emplace_back("retryDelay", SecondsText(failure.retry_delay));
+    d.metadata.emplace_back("retryDelay", DurationText(failure.retry_delay));
   }
   if (failure.unreachable_since != absl::InfinitePast()) {
     d.metadata.emplace_back("unreachableSince",

@@ -153,27 +153,23 @@ struct RouteSpec {
   absl::string_view path;
   bool post;                // POST, else GET (and HEAD)
   absl::string_view usage;  // the 405's message after the name
-  bool vpic_format;         // takes vPIC's format parameter
 };
 
 constexpr RouteSpec kRoutes[] = {
-    {Route::Kind::kPage, Shape::kExact, "/", false, "takes GET", false},
-    {Route::Kind::kPage, Shape::kExact, "/index.html", false, "takes GET",
-     false},
-    {Route::Kind::kOpenApi, Shape::kExact, "/openapi.json", false, "takes GET",
-     false},
-    {Route::Kind::kDecode, Shape::kExact, "/v1/decode", true, "takes POST",
-     false},
+    {Route::Kind::kPage, Shape::kExact, "/", false, "takes GET"},
+    {Route::Kind::kPage, Shape::kExact, "/index.html", false, "takes GET"},
+    {Route::Kind::kOpenApi, Shape::kExact, "/openapi.json", false, "takes GET"},
+    {Route::Kind::kDecode, Shape::kExact, "/v1/decode", true, "takes POST"},
     {Route::Kind::kDecodeBatch, Shape::kExact, "/v1/decode:batch", true,
-     "takes POST", false},
+     "takes POST"},
     {Route::Kind::kVpicBatch, Shape::kVpicOp, "decodevinvaluesbatch", true,
-     "takes POST with a form body (format=json&data=VIN[,YEAR];...)", true},
+     "takes POST with a form body (format=json&data=VIN[,YEAR];...)"},
     {Route::Kind::kVpicValues, Shape::kVpicVin, "decodevinvalues", false,
-     "takes GET", true},
+     "takes GET"},
     {Route::Kind::kVpicValues, Shape::kVpicVin, "decodevinvaluesextended",
-     false, "takes GET", true},
+     false, "takes GET"},
     {Route::Kind::kVpicVariables, Shape::kVpicVin, "decodevin", false,
-     "takes GET", true},
+     "takes GET"},
 };
 
 // The path with its trick checks done: dot segments, encoded slashes or
@@ -240,7 +236,9 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
       op = op.substr(0, slash);
     }
   }
+  bool known_op = false;  // a vPIC op served, in another path form
   for (const RouteSpec& spec : kRoutes) {
+    known_op |= spec.shape != Shape::kExact && op == spec.path;
     const bool matches =
         spec.shape == Shape::kExact
             ? !vpic && rest == spec.path
@@ -253,7 +251,7 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
       return MethodNotAllowed(absl::StrCat(name, " ", spec.usage),
                               spec.post ? kAllowPost : kAllowGet);
     }
-    if (spec.vpic_format) {
+    if (spec.shape != Shape::kExact) {  // vPIC's paths take its format
       if (absl::Status f = CheckFormat(target); !f.ok()) {
         return Error(400, std::string(f.message()));
       }
@@ -266,10 +264,6 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
       return VpicVinRoute(std::move(r), raw_vin, path, target);
     }
     return r;
-  }
-  bool known_op = false;
-  for (const RouteSpec& spec : kRoutes) {
-    known_op |= spec.shape != Shape::kExact && op == spec.path;
   }
   if (vpic && !raw_vin.empty() && !known_op) {
     return Error(

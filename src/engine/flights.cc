@@ -116,12 +116,12 @@ void Engine::JoinFlight(Flight* f, WaiterId id, absl::Time leave_at,
   if (it == f->waiters.end()) return;  // it left already (its deadline)
   Waiter& w = it->second;
   // Its QUEUED says whether the flight waits for the upstream rate.
-  const auto* queued = f->state.phase.get<FlightPhase::Queued>();
+  // (The rate's estimate is made once: a queued flight starts at its turn.)
+  const absl::Time start = NextStart(*f, now);
   const absl::Time turn =
-      queued != nullptr ? attempts_.EstimatedStart(queued->ticket, now) : now;
+      f->state.phase.get<FlightPhase::Queued>() != nullptr ? start : now;
   answerer_.Queue(w, QueuedFor(true, turn, now, attempts_, f->state.priority));
   if (f->state.last_retrying) answerer_.Retry(w, *f->state.last_retrying);
-  const absl::Time start = NextStart(*f, now);
   if (leave_at < start) {
     RemoveWaiter(id, LateFailure(*f, start, now));
     return;
@@ -214,12 +214,9 @@ void Engine::AbandonIfEmpty(Flight* f) {
 }
 
 void Engine::StopFlightWork(Flight* f) {
+  if (const auto wakeup = f->state.phase.wakeup()) scheduler_.Cancel(*wakeup);
   const FlightPhase::State was = f->state.phase.Stop();
-  if (const auto* s = std::get_if<FlightPhase::Staggering>(&was)) {
-    scheduler_.Cancel(s->wakeup);
-  } else if (const auto* r = std::get_if<FlightPhase::WaitingToRetry>(&was)) {
-    scheduler_.Cancel(r->wakeup);
-  } else if (const auto* q = std::get_if<FlightPhase::Queued>(&was)) {
+  if (const auto* q = std::get_if<FlightPhase::Queued>(&was)) {
     attempts_.Remove(q->ticket);
   } else if (const auto* sending = std::get_if<FlightPhase::Sending>(&was)) {
     if (sending->request != 0) attempts_.Leave(sending->request);

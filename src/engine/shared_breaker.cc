@@ -36,13 +36,16 @@ bool SharedBreaker::Refuses(absl::Time now) const {
   return false;
 }
 
+absl::Time SharedBreaker::WallUnreachableSince(absl::Time now) const {
+  return clock_->WallNow() - (now - breaker_.unreachable_since());
+}
+
 Failure SharedBreaker::Unreachable(absl::Time now, int attempts) const {
   const absl::Duration wait =
       breaker_.state() == upstream::BreakerState::kOpen
           ? std::max(absl::ZeroDuration(), breaker_.next_probe_at() - now)
           : breaker_.cooldown();  // the probe is out: at least this more
-  const absl::Time since =
-      clock_->WallNow() - (now - breaker_.unreachable_since());
+  const absl::Time since = WallUnreachableSince(now);
   Failure f{FailureReason::kUpstreamUnavailable,
             absl::StrCat(
                 domain::kUnreachableSince, domain::UtcSeconds(since),
@@ -125,10 +128,9 @@ void SharedBreaker::NoteBreaker(
   }
   if (observer_ != nullptr) {
     const absl::Time now = clock_->Now();
-    const absl::Time since =
-        t->to == upstream::BreakerState::kClosed
-            ? absl::InfinitePast()
-            : clock_->WallNow() - (now - breaker_.unreachable_since());
+    const absl::Time since = t->to == upstream::BreakerState::kClosed
+                                 ? absl::InfinitePast()
+                                 : WallUnreachableSince(now);
     observer_->OnBreakerChanged(
         {t->from, t->to, cause, by, since,
          t->to == upstream::BreakerState::kOpen ? breaker_.next_probe_at() - now
@@ -168,8 +170,7 @@ void SharedBreaker::ShareBreaker(const upstream::Breaker::Transition& t) {
         return;
       }
       e.kind = FleetEvent::Kind::kBreakerOpened;
-      e.breaker.unreachable_since =
-          clock_->WallNow() - (now - breaker_.unreachable_since());
+      e.breaker.unreachable_since = WallUnreachableSince(now);
       e.breaker.cooldown = breaker_.next_probe_at() - now;
       e.breaker.last_error = last_broken_;
       break;

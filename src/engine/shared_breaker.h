@@ -106,6 +106,9 @@ class SharedBreaker {
 
  private:
   using Cause = BreakerChange::Cause;
+  // The wall time since when vPIC is unreachable, from the breaker's
+  // monotonic one at `now`.
+  absl::Time WallUnreachableSince(absl::Time now) const;
   void NoteBreaker(absl::optional<upstream::Breaker::Transition> t,
                    Cause cause = Cause::kHere, const std::string& by = "");
   // Tells the fleet what this replica's own breaker did.

@@ -37,7 +37,7 @@ namespace {
 // A program's way to see that the breaker found vPIC unreachable (rule 13)
 // in an answer that stood in: the time, never a sentence to parse.
 void NoteUnreachable(const Failure& failure, std::vector<vpic::Note>* notes) {
-  if (domain::ReasonOf(failure) != domain::ErrorReason::kBreakerOpen) return;
+  if (failure.unreachable_since == absl::InfinitePast()) return;
   notes->push_back({domain::kUnreachableNote,
                     domain::UtcSeconds(failure.unreachable_since)});
 }

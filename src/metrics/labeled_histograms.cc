@@ -7,7 +7,7 @@ void RouteCodeHistograms::Observe(absl::string_view route, int code,
   Histogram* h;
   {
     absl::MutexLock lock(&mu_);
-    std::unique_ptr<Histogram>& slot = series_[{std::string(route), code}];
+    std::unique_ptr<Histogram>& slot = series_[{route, code}];
     if (slot == nullptr) slot = std::make_unique<Histogram>();
     h = slot.get();  // never removed: valid after the lock
   }
@@ -19,7 +19,7 @@ std::vector<RouteCodeHistograms::Series> RouteCodeHistograms::Read() const {
   absl::MutexLock lock(&mu_);
   out.reserve(series_.size());
   for (const auto& [key, h] : series_) {
-    out.push_back({key.first, key.second, h->Read()});
+    out.push_back({std::string(key.first), key.second, h->Read()});
   }
   return out;
 }

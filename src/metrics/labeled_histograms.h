@@ -20,7 +20,8 @@ namespace metrics {
 
 class RouteCodeHistograms {
  public:
-  // Any thread. `route` should be a literal of a fixed list.
+  // Any thread. `route` must outlive this object (a literal of a fixed
+  // list): it is kept as a view, so an observation allocates nothing.
   void Observe(absl::string_view route, int code, absl::Duration d);
 
   struct Series {
@@ -33,8 +34,8 @@ class RouteCodeHistograms {
 
  private:
   mutable absl::Mutex mu_;
-  std::map<std::pair<std::string, int>, std::unique_ptr<Histogram>> series_
-      ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<absl::string_view, int>, std::unique_ptr<Histogram>>
+      series_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace metrics

@@ -243,10 +243,7 @@ TEST_F(FleetJoinTest, TheBinaryLogsLocalModeThenTheJoin) {
   ASSERT_TRUE(metrics.has_value());
   const int metrics_port = PortIn(*metrics);
   auto redis_up = [&] {
-    std::string body;
-    if (testing_util::HttpGet(metrics_port, "/metrics", &body) != 200)
-      return -1.0;
-    return testing_util::ParseSamples(body).at("vin_redis_up");
+    return testing_util::MetricAt(metrics_port, "vin_redis_up");
   };
   EXPECT_EQ(redis_up(), 0);
   std::string error;

@@ -61,15 +61,9 @@ class FleetTrustTest : public FleetTest {
 
   // vin_fleet_rejected_total{what} as `replica` exports it.
   double Rejected(int replica, const std::string& what) {
-    std::string body;
-    if (testing_util::HttpGet(servers_[replica]->metrics_port(), "/metrics",
-                              &body) != 200) {
-      return -1;
-    }
-    const auto samples = testing_util::ParseSamples(body);
-    const std::string name =
-        absl::StrCat("vin_fleet_rejected_total{what=\"", what, "\"}");
-    return samples.count(name) ? samples.at(name) : -1;
+    return testing_util::MetricAt(
+        servers_[replica]->metrics_port(),
+        absl::StrCat("vin_fleet_rejected_total{what=\"", what, "\"}"));
   }
 
   // Writes `value` at `key` as any client of Redis may.

@@ -131,19 +131,37 @@ vin::v1::DecodeRequest Asking(const std::string& vin, int year = 0) {
   return r;
 }
 
+// A case with what every case has; the caller adds the rest.
+Case& Add(std::vector<Case>* cases, std::string name, std::string reason,
+          grpc::StatusCode code, int http, vin::v1::DecodeRequest request,
+          std::vector<std::string> metadata = {"vin"}) {
+  Case c;
+  c.name = std::move(name);
+  c.reason = std::move(reason);
+  c.code = code;
+  c.http = http;
+  c.request = std::move(request);
+  c.metadata = std::move(metadata);
+  cases->push_back(std::move(c));
+  return cases->back();
+}
+
+// The fake vPIC answers `steps` to each call's VIN.
+std::function<void(ErrorReasonsTest*, const std::string&)> Scripted(
+    std::string steps) {
+  return [steps](ErrorReasonsTest* t, const std::string& vin) {
+    t->ScriptFake(vin, steps);
+  };
+}
+
 std::vector<Case> Cases() {
+  using C = grpc::StatusCode;
   std::vector<Case> cases;
   const auto invalid = [&](std::string name, std::string reason,
                            std::string vin, std::string field, int year = 0) {
-    Case c;
-    c.name = std::move(name);
-    c.reason = std::move(reason);
-    c.code = grpc::StatusCode::INVALID_ARGUMENT;
-    c.http = 400;
-    c.field = std::move(field);
-    c.metadata = {"vin"};
-    c.request = Asking(vin, year);
-    cases.push_back(std::move(c));
+    Add(&cases, std::move(name), std::move(reason), C::INVALID_ARGUMENT, 400,
+        Asking(vin, year))
+        .field = std::move(field);
   };
   invalid("Length", "INVALID_VIN_LENGTH", "1HGCM82633A00435", "vin");
   invalid("Character", "INVALID_VIN_CHARACTER", "1HGCM8263IA004352", "vin");
@@ -152,123 +170,71 @@ std::vector<Case> Cases() {
   invalid("CheckDigit", "INVALID_VIN_CHECK_DIGIT", "1HGCM82643A004352", "vin");
   invalid("ModelYear", "INVALID_MODEL_YEAR", kValid, "model_year", 1999);
 
-  const auto upstream = [&](std::string name, std::string reason,
-                            grpc::StatusCode code, int http, std::string vin,
-                            std::string steps,
-                            std::function<void(ServerOptions*)> configure) {
-    Case c;
-    c.name = std::move(name);
-    c.reason = std::move(reason);
-    c.code = code;
-    c.http = http;
-    c.metadata = {"vin", "attempts"};
-    c.configure = std::move(configure);
-    c.request = Asking(vin);
-    c.before = [steps](ErrorReasonsTest* t, const std::string& v) {
-      t->ScriptFake(v, steps);
-    };
-    cases.push_back(std::move(c));
-    return &cases.back();
+  // vPIC's side, scripted on the fake.
+  Case* c = &Add(&cases, "Unavailable", "UPSTREAM_UNAVAILABLE", C::UNAVAILABLE,
+                 503, Asking("1G4AH59H45G118341"), {"vin", "attempts"});
+  c->retry_info = true;
+  c->before = Scripted("503,503");
+  c->configure = [](ServerOptions* o) {
+    o->engine.max_attempts = 2;
+    o->engine.budget.retry_ratio = -1;  // every retry allowed
   };
-  upstream("Unavailable", "UPSTREAM_UNAVAILABLE", grpc::StatusCode::UNAVAILABLE,
-           503, "1G4AH59H45G118341", "503,503",
-           [](ServerOptions* o) {
-             o->engine.max_attempts = 2;
-             o->engine.budget.retry_ratio = -1;  // every retry allowed
-           })
-      ->retry_info = true;
-  upstream("RetryBudget", "RETRY_BUDGET_EXHAUSTED",
-           grpc::StatusCode::UNAVAILABLE, 503, "1M8GDM9AXKP042788", "503",
-           [](ServerOptions* o) {
-             o->engine.budget.retry_ratio = 0;  // no retry allowed
-             o->engine.budget.retry_min_per_second = 0;
-           })
-      ->retry_info = true;
-  Case* limited = upstream(
-      "RateLimited", "RATE_LIMITED", grpc::StatusCode::UNAVAILABLE, 503,
-      "1FTMW1T88MFA00001", "429:120",
-      [](ServerOptions* o) { o->engine.retry_after_max = absl::Seconds(60); });
-  limited->retry_info = true;
+  c = &Add(&cases, "RetryBudget", "RETRY_BUDGET_EXHAUSTED", C::UNAVAILABLE, 503,
+           Asking("1M8GDM9AXKP042788"), {"vin", "attempts"});
+  c->retry_info = true;
+  c->before = Scripted("503");
+  c->configure = [](ServerOptions* o) {
+    o->engine.budget.retry_ratio = 0;  // no retry allowed
+    o->engine.budget.retry_min_per_second = 0;
+  };
   // (After vPIC's 429 the server pauses: later calls wait for no attempt.)
-  limited->metadata = {"vin", "retryDelay"};
-  upstream("Rejected", "UPSTREAM_REJECTED",
-           grpc::StatusCode::FAILED_PRECONDITION, 502, "1G4AH59H45G118341",
-           "400", [](ServerOptions*) {});
+  c = &Add(&cases, "RateLimited", "RATE_LIMITED", C::UNAVAILABLE, 503,
+           Asking("1FTMW1T88MFA00001"), {"vin", "retryDelay"});
+  c->retry_info = true;
+  c->before = Scripted("429:120");
+  c->configure = [](ServerOptions* o) {
+    o->engine.retry_after_max = absl::Seconds(60);
+  };
+  c = &Add(&cases, "Rejected", "UPSTREAM_REJECTED", C::FAILED_PRECONDITION, 502,
+           Asking("1G4AH59H45G118341"), {"vin", "attempts"});
+  c->before = Scripted("400");
 
-  {  // The breaker, opened by a first failure: later calls are refused.
-    Case c;
-    c.name = "BreakerOpen";
-    c.reason = "BREAKER_OPEN";
-    c.code = grpc::StatusCode::UNAVAILABLE;
-    c.http = 503;
-    c.metadata = {"vin", "unreachableSince", "retryDelay"};
-    c.retry_info = true;
-    c.configure = [](ServerOptions* o) {
-      o->engine.max_attempts = 1;
-      o->engine.breaker.failures = 1;
-      o->engine.breaker.cooldown = absl::Minutes(5);
-      o->engine.breaker.cooldown_max = absl::Minutes(5);
-    };
-    c.request = Asking(kValid);
-    c.before = [](ErrorReasonsTest* t, const std::string&) {
-      t->ScriptFake("1G4AH59H45G118341", "503");
-      (void)t->DecodeNow("1G4AH59H45G118341");  // opens it
-    };
-    cases.push_back(std::move(c));
-  }
-  {  // Nothing decodes while the server drains.
-    Case c;
-    c.name = "ShuttingDown";
-    c.reason = "SHUTTING_DOWN";
-    c.code = grpc::StatusCode::UNAVAILABLE;
-    c.http = 503;
-    c.metadata = {"vin"};
-    c.request = Asking(kValid);
-    c.before = [](ErrorReasonsTest* t, const std::string&) {
-      t->server()->engine().Drain();
-    };
-    cases.push_back(std::move(c));
-  }
-  {
-    Case c;
-    c.name = "Overloaded";
-    c.reason = "OVERLOADED";
-    c.code = grpc::StatusCode::RESOURCE_EXHAUSTED;
-    c.http = 429;
-    c.metadata = {"vin"};
-    c.configure = [](ServerOptions* o) { o->engine.max_waiters = 0; };
-    c.request = Asking(kValid);
-    cases.push_back(std::move(c));
-  }
-  {  // vPIC hangs past the call's deadline.
-    Case c;
-    c.name = "DeadlineExceeded";
-    c.reason = "DEADLINE_EXCEEDED";
-    c.code = grpc::StatusCode::DEADLINE_EXCEEDED;
-    c.http = 504;
-    c.metadata = {"vin"};
-    c.configure = [](ServerOptions* o) {
-      o->engine.attempt_timeout = absl::Seconds(30);
-      o->http.deadline = absl::Seconds(2);
-    };
-    c.grpc_deadline = true;
-    c.request = Asking("1G4AH59H45G118341");
-    c.before = [](ErrorReasonsTest* t, const std::string& v) {
-      t->ScriptFake(v, "hang");
-    };
-    cases.push_back(std::move(c));
-  }
-  {
-    Case c;
-    c.name = "SnapshotNotLoaded";
-    c.reason = "SNAPSHOT_NOT_LOADED";
-    c.code = grpc::StatusCode::FAILED_PRECONDITION;
-    c.http = 503;
-    c.metadata = {"vin"};
-    c.request = Asking(kValid);
-    c.request.set_source_preference(vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY);
-    cases.push_back(std::move(c));
-  }
+  // The breaker, opened by a first failure: later calls are refused.
+  c = &Add(&cases, "BreakerOpen", "BREAKER_OPEN", C::UNAVAILABLE, 503,
+           Asking(kValid), {"vin", "unreachableSince", "retryDelay"});
+  c->retry_info = true;
+  c->configure = [](ServerOptions* o) {
+    o->engine.max_attempts = 1;
+    o->engine.breaker.failures = 1;
+    o->engine.breaker.cooldown = absl::Minutes(5);
+    o->engine.breaker.cooldown_max = absl::Minutes(5);
+  };
+  c->before = [](ErrorReasonsTest* t, const std::string&) {
+    t->ScriptFake("1G4AH59H45G118341", "503");
+    (void)t->DecodeNow("1G4AH59H45G118341");  // opens it
+  };
+
+  // The server's side.
+  Add(&cases, "ShuttingDown", "SHUTTING_DOWN", C::UNAVAILABLE, 503,
+      Asking(kValid))
+      .before = [](ErrorReasonsTest* t, const std::string&) {
+    t->server()->engine().Drain();  // nothing decodes while it drains
+  };
+  Add(&cases, "Overloaded", "OVERLOADED", C::RESOURCE_EXHAUSTED, 429,
+      Asking(kValid))
+      .configure = [](ServerOptions* o) { o->engine.max_waiters = 0; };
+  // vPIC hangs past the call's deadline.
+  c = &Add(&cases, "DeadlineExceeded", "DEADLINE_EXCEEDED",
+           C::DEADLINE_EXCEEDED, 504, Asking("1G4AH59H45G118341"));
+  c->grpc_deadline = true;
+  c->before = Scripted("hang");
+  c->configure = [](ServerOptions* o) {
+    o->engine.attempt_timeout = absl::Seconds(30);
+    o->http.deadline = absl::Seconds(2);
+  };
+  Add(&cases, "SnapshotNotLoaded", "SNAPSHOT_NOT_LOADED",
+      C::FAILED_PRECONDITION, 503, Asking(kValid))
+      .request.set_source_preference(vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY);
   return cases;
 }
 

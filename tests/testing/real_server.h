@@ -70,10 +70,7 @@ class RealServer {
   // The value of the metric `name` in a scrape (one series); -1 when the
   // scrape fails or has no such series.
   double Metric(const std::string& name) const {
-    std::string body;
-    if (HttpGet(metrics_port_, "/metrics", &body) != 200) return -1;
-    const Samples m = ParseSamples(body);
-    return m.count(name) ? m.at(name) : -1;
+    return MetricAt(metrics_port_, name);
   }
 
   // A field of /proc/<pid>/status in kB ("VmHWM", "VmRSS"); -1 if none.

@@ -65,6 +65,17 @@ inline double Sum(const Samples& s, const std::string& name) {
   return sum;
 }
 
+// The value of one series (`name` with its labels, as written in the
+// exposition) in a scrape of 127.0.0.1:`port`/metrics; -1 when the scrape
+// fails or has no such series.
+inline double MetricAt(int port, const std::string& series) {
+  std::string body;
+  if (HttpGet(port, "/metrics", &body) != 200) return -1;
+  const Samples samples = ParseSamples(body);
+  const auto it = samples.find(series);
+  return it == samples.end() ? -1 : it->second;
+}
+
 }  // namespace testing_util
 
 #endif  // VIN_TESTS_TESTING_SCRAPE_H_
