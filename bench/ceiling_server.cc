@@ -35,7 +35,7 @@
 #include "absl/flags/parse.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "fake_vpic/answers.h"
 #include "server/common/proto_mapping.h"
 #include "vin/v1/vin.grpc.pb.h"

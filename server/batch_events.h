@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {

@@ -4,7 +4,7 @@
 #define VIN_SERVER_DECODE_METRICS_H_
 
 #include "absl/time/time.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "metrics/metrics.h"
 
 namespace server {

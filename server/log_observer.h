@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 
 namespace server {
 

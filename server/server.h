@@ -101,8 +101,8 @@ struct ServerOptions {
   std::string cache_path;
   int64_t cache_disk_max_bytes = int64_t{2} << 30;
   absl::Duration cache_commit_interval = absl::Milliseconds(250);
-  // The HTTP gateway (vPIC's paths and our JSON API; DESIGN "HTTP"): off
-  // while `http.listen` is "".
+  // The HTTP gateway (vPIC's paths and our JSON API; DESIGN "The HTTP
+  // gateway"): off while `http.listen` is "".
   http::GatewayOptions http;
   // Rules 17 and 19: who a caller is (its certificate, or the header from
   // a trusted proxy) and which tenants' streams may be interactive (the

@@ -6,7 +6,7 @@
 
 #include "absl/types/optional.h"
 #include "engine/engine.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {

@@ -15,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "domain/error_reason.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "google/rpc/status.pb.h"
 
 namespace server {

@@ -1,5 +1,5 @@
-// The HTTP/1.1 gateway (`--http_listen`, DESIGN "HTTP"): vPIC's own paths
-// answered with vPIC's own JSON, and our API as JSON, through the same
+// The HTTP/1.1 gateway (`--http_listen`, DESIGN "The HTTP gateway"): vPIC's own
+// paths answered with vPIC's own JSON, and our API as JSON, through the same
 // engine as the gRPC services (one flight per VIN, the cache, the rate cap,
 // batching, retries, the breaker, the snapshot fallback). A front end beside
 // the gRPC services: it calls the engine's interface as they do and shares

@@ -1,7 +1,7 @@
 // The gateway's pure helpers for its answers' status lines and headers
-// (DESIGN "HTTP"): the HTTP status of an engine failure or a gRPC code, the
-// JSON error body, Retry-After, an ETag, header-safe text, and the client's
-// X-Request-Timeout. No I/O. Private to server/http/.
+// (DESIGN "The HTTP gateway"): the HTTP status of an engine failure or a gRPC
+// code, the JSON error body, Retry-After, an ETag, header-safe text, and the
+// client's X-Request-Timeout. No I/O. Private to server/http/.
 #ifndef VIN_SERVER_HTTP_HTTP_STATUS_H_
 #define VIN_SERVER_HTTP_HTTP_STATUS_H_
 
@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "domain/error_reason.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "google/rpc/status.pb.h"
 
 namespace server {
@@ -27,7 +27,7 @@ std::string ETagOf(const std::string& body);
 // characters (spaces in their place), at most 512 bytes.
 std::string HeaderSafe(absl::string_view text);
 
-// The HTTP status of a failure on vPIC's paths (DESIGN "HTTP").
+// The HTTP status of a failure on vPIC's paths (DESIGN "The HTTP gateway").
 int HttpStatusOf(engine::FailureReason r);
 
 // The HTTP status of a gRPC code, as HTTP/JSON gateways map them.

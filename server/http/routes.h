@@ -1,6 +1,6 @@
-// What an HTTP request asks of the gateway (DESIGN "HTTP"), decided from its
-// method, raw target and body alone, before anything reaches the engine:
-// vPIC's drop-in paths (matched case-insensitively, with or without a
+// What an HTTP request asks of the gateway (DESIGN "The HTTP gateway"), decided
+// from its method, raw target and body alone, before anything reaches the
+// engine: vPIC's drop-in paths (matched case-insensitively, with or without a
 // trailing slash, as vPIC's are) and our own JSON API. A request that cannot
 // be served gets a 4xx naming the problem. Pure: no I/O.
 #ifndef VIN_SERVER_HTTP_ROUTES_H_

@@ -1,11 +1,12 @@
-// Answers in vPIC's own shape (DESIGN "HTTP"), for the gateway's drop-in
-// paths: DecodeVinValues (and DecodeVinValuesExtended, the same shape),
-// DecodeVin (vPIC's Variable/Value list) and DecodeVINValuesBatch. A result is rendered from vin.v1.DecodeResult,
-// whatever its source: every one of vPIC's 148 variables, in vPIC's order,
-// each a string ("" when not provided), the values vPIC padded with
-// whitespace as vPIC wrote them (Vehicle.vpic_untrimmed), ErrorCode and
-// ErrorText rebuilt from vPIC's notes (our own notes, such as check_digit or
-// stale, never: they go in headers). Compare with ../shared/fixtures/vpic/.
+// Answers in vPIC's own shape (DESIGN "The HTTP gateway"), for the gateway's
+// drop-in paths: DecodeVinValues (and DecodeVinValuesExtended, the same shape),
+// DecodeVin (vPIC's Variable/Value list) and DecodeVINValuesBatch. A result is
+// rendered from vin.v1.DecodeResult, whatever its source: every one of vPIC's
+// 148 variables, in vPIC's order, each a string ("" when not provided), the
+// values vPIC padded with whitespace as vPIC wrote them
+// (Vehicle.vpic_untrimmed), ErrorCode and ErrorText rebuilt from vPIC's notes
+// (our own notes, such as check_digit or stale, never: they go in headers).
+// Compare with ../shared/fixtures/vpic/.
 #ifndef VIN_SERVER_HTTP_VPIC_SHAPE_H_
 #define VIN_SERVER_HTTP_VPIC_SHAPE_H_
 

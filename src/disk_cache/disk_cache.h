@@ -175,7 +175,9 @@ class DiskCache {
   absl::Time last_purge_;                // the writer thread only
   bool write_failing_ = false;           // the writer thread only
 
-  absl::Mutex close_mu_;  // serialises Close; held while joining the writer
+  // Serialises Close; held while joining the writer, and while Close takes
+  // queue_mu_ to stop it.
+  absl::Mutex close_mu_ ABSL_ACQUIRED_BEFORE(queue_mu_);
   std::thread thread_ ABSL_GUARDED_BY(close_mu_);
 
   mutable absl::Mutex queue_mu_;

@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "domain/priority.h"
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
+#include "domain/priority.h"
 #include "engine/result_cache.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "metrics/metrics.h"
 #include "retry/clock.h"
 #include "retry/scheduler.h"

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 
 namespace engine {
 

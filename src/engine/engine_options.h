@@ -9,10 +9,10 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "engine/fleet_backend.h"
 #include "engine/result_cache.h"
-#include "engine/types.h"
 #include "engine/waiter_deadlines.h"
+#include "engine_api/fleet_backend.h"
+#include "engine_api/types.h"
 #include "metrics/metrics.h"
 #include "retry/clock.h"
 #include "retry/jitter.h"

@@ -21,8 +21,8 @@
 
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
-#include "engine/fleet_backend.h"
-#include "engine/types.h"
+#include "engine_api/fleet_backend.h"
+#include "engine_api/types.h"
 #include "retry/scheduler.h"
 
 namespace engine {

@@ -13,7 +13,7 @@
 #include "coalesce/flight_table.h"
 #include "domain/priority.h"
 #include "engine/flight_phase.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "upstream/upstream_gate.h"
 #include "vpic/vehicle.h"
 

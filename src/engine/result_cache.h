@@ -37,7 +37,7 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "coalesce/flight_table.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "retry/clock.h"
 
 namespace disk_cache {

@@ -10,7 +10,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "vpic/classify.h"
 
 namespace engine {

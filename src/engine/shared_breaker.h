@@ -35,8 +35,8 @@
 
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
-#include "engine/fleet_backend.h"
-#include "engine/types.h"
+#include "engine_api/fleet_backend.h"
+#include "engine_api/types.h"
 #include "metrics/metrics.h"
 #include "retry/clock.h"
 #include "upstream/breaker.h"

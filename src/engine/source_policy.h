@@ -12,7 +12,7 @@
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
 #include "engine/result_cache.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "snapshot/snapshot.h"
 
 namespace engine {

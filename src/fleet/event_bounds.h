@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "engine/fleet_backend.h"
+#include "engine_api/fleet_backend.h"
 
 namespace fleet {
 

@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "engine/fleet_backend.h"
+#include "engine_api/fleet_backend.h"
 
 namespace fleet {
 

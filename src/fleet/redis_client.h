@@ -1,13 +1,13 @@
 // A small Redis client for fleet mode, driven by the engine's event loop
-// (docs/DESIGN.md "Threads"): its two connections (fleet/redis_connection.h),
-// one for commands (pipelined) and one holding a subscription, are I/O
-// sources of the loop, and its timers are the loop's. No thread of its own,
-// and no caller ever waits on Redis: a command's callback runs on the loop,
-// in a later turn (never inside Command()), with an error when Redis is
-// down, when the command waited longer than the timeout (the connection is
-// then dropped and made again), or when it failed. Reconnects on its own,
-// backing off from 100 ms to 1 s, and says when Redis goes down or comes
-// back (once per change).
+// (docs/DESIGN.md "Threads and locks"): its two connections
+// (fleet/redis_connection.h), one for commands (pipelined) and one holding a
+// subscription, are I/O sources of the loop, and its timers are the loop's. No
+// thread of its own, and no caller ever waits on Redis: a command's callback
+// runs on the loop, in a later turn (never inside Command()), with an error
+// when Redis is down, when the command waited longer than the timeout (the
+// connection is then dropped and made again), or when it failed. Reconnects on
+// its own, backing off from 100 ms to 1 s, and says when Redis goes down or
+// comes back (once per change).
 //
 // A connection counts only once Redis has answered its greeting (AUTH with
 // the URL's credentials, then SELECT or PING; the subscriber's SUBSCRIBE),

@@ -31,7 +31,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "engine/fleet_backend.h"
+#include "engine_api/fleet_backend.h"
 #include "fleet/event_mapping.h"
 #include "fleet/redis_client.h"
 #include "fleet/trust.h"

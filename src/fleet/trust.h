@@ -27,7 +27,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
-#include "engine/fleet_backend.h"
+#include "engine_api/fleet_backend.h"
 #include "fleet/event_bounds.h"
 #include "fleet/seal.h"
 

@@ -1,5 +1,5 @@
-// The engine's event loop (DESIGN rule 4, docs/DESIGN.md "Threads"): one
-// thread runs it, and it owns what that thread waits on: tasks posted from
+// The engine's event loop (DESIGN rule 4, docs/DESIGN.md "Threads and locks"):
+// one thread runs it, and it owns what that thread waits on: tasks posted from
 // other threads, the one scheduler of timed wake-ups, the clock, and the
 // I/O sources (file descriptors watched with epoll: libcurl's sockets, and
 // any other source registered with it).

@@ -11,8 +11,8 @@ namespace {
 using C = absl::StatusCode;
 using R = FailureReason;
 
-// The API contract's unary statuses (docs/DESIGN.md, "Unary errors") and
-// whether a caller may try again, one row per reason.
+// The API contract's unary statuses (docs/DESIGN.md "Unary Decode statuses")
+// and whether a caller may try again, one row per reason.
 TEST(FailureTraits, EachReasonsStatusRetryabilityAndLabel) {
   struct Case {
     R reason;

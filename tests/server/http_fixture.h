@@ -1,6 +1,6 @@
-// The fixture of the HTTP gateway's tests (DESIGN "HTTP", server/http/):
-// the real server in this process with its gateway on a free port, in
-// front of the fake vPIC; requests through libcurl, or raw bytes where
+// The fixture of the HTTP gateway's tests (DESIGN "The HTTP gateway",
+// server/http/): the real server in this process with its gateway on a free
+// port, in front of the fake vPIC; requests through libcurl, or raw bytes where
 // libcurl would not send them.
 #ifndef VIN_TESTS_SERVER_HTTP_FIXTURE_H_
 #define VIN_TESTS_SERVER_HTTP_FIXTURE_H_

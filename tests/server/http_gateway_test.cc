@@ -1,4 +1,4 @@
-// The HTTP gateway, vPIC's own paths (DESIGN "HTTP", server/http/):
+// The HTTP gateway, vPIC's own paths (DESIGN "The HTTP gateway", server/http/):
 // answered in vPIC's shape through the same engine as gRPC, errors in HTTP
 // terms, caching headers, and the limits that keep bad requests from the
 // engine. Our own JSON API: http_json_api_test.cc.

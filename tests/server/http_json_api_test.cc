@@ -1,6 +1,6 @@
-// The HTTP gateway, our own API as JSON (DESIGN "HTTP", server/http/):
-// POST /v1/decode in protobuf's JSON mapping, the NDJSON stream of
-// /v1/decode:batch and a client that leaves it, and CORS for browser pages
+// The HTTP gateway, our own API as JSON (DESIGN "The HTTP gateway",
+// server/http/): POST /v1/decode in protobuf's JSON mapping, the NDJSON stream
+// of /v1/decode:batch and a client that leaves it, and CORS for browser pages
 // on other origins.
 #include <algorithm>
 #include <fstream>

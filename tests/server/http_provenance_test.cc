@@ -1,5 +1,5 @@
 // The HTTP gateway's answers that are not fresh vPIC answers, and its limits
-// on connections and bodies (DESIGN "HTTP", server/http/):
+// on connections and bodies (DESIGN "The HTTP gateway", server/http/):
 //  - a snapshot answer on vPIC's path has vPIC's shape, and says where it
 //    came from in headers only (X-Vin-Source, the live failure as a note,
 //    no-cache);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/fleet_backend.h"
+#include "engine_api/fleet_backend.h"
 #include "retry/clock.h"
 #include "upstream/local_budget.h"
 

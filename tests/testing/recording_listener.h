@@ -8,7 +8,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/types/optional.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "retry/clock.h"
 
 namespace testing_util {

@@ -7,8 +7,8 @@
 // on the loop's thread and never blocks, and every callback runs there, in a
 // later turn of the loop (never inside the call that gave it). The engine
 // detaches it, on the loop, before the loop goes.
-#ifndef VIN_ENGINE_FLEET_BACKEND_H_
-#define VIN_ENGINE_FLEET_BACKEND_H_
+#ifndef VIN_ENGINE_API_FLEET_BACKEND_H_
+#define VIN_ENGINE_API_FLEET_BACKEND_H_
 
 #include <functional>
 #include <memory>
@@ -16,7 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "engine/types.h"
+#include "engine_api/types.h"
 #include "loop/event_loop.h"
 #include "upstream/upstream_budget.h"
 
@@ -128,4 +128,4 @@ class FleetBackend {
 
 }  // namespace engine
 
-#endif  // VIN_ENGINE_FLEET_BACKEND_H_
+#endif  // VIN_ENGINE_API_FLEET_BACKEND_H_

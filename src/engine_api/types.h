@@ -1,6 +1,6 @@
 // What the engine tells its callers: results, failures, retry progress.
-#ifndef VIN_ENGINE_TYPES_H_
-#define VIN_ENGINE_TYPES_H_
+#ifndef VIN_ENGINE_API_TYPES_H_
+#define VIN_ENGINE_API_TYPES_H_
 
 #include <memory>
 #include <string>
@@ -45,7 +45,7 @@ class Admission {
     return Admission(0, std::move(failure));
   }
   bool ok() const { return !refused_.has_value(); }
-  uint64_t id() const { return id_; }  // 0 when refused
+  uint64_t id() const { return id_; }                   // 0 when refused
   const Failure& failure() const { return *refused_; }  // !ok() only
 
  private:
@@ -70,8 +70,9 @@ struct CallerInfo {
 };
 
 // The events of one waiter. Called on the engine's loop thread (or inside
-// Engine::Submit for a cache hit); must not block. Order: OnQueued, zero or more OnRetrying, then exactly one of
-// OnDone / OnFailed, after which the engine never touches the listener again.
+// Engine::Submit for a cache hit); must not block. Order: OnQueued, zero or
+// more OnRetrying, then exactly one of OnDone / OnFailed, after which the
+// engine never touches the listener again.
 class DecodeListener {
  public:
   virtual ~DecodeListener() = default;
@@ -90,8 +91,8 @@ struct FlightSummary {
   bool ok = false;
   std::string outcome;  // "done", or the failure reason and upstream error
   int attempts = 0;
-  absl::Duration latency;  // from the flight's start to its end
-  size_t waiters = 0;      // callers that received this outcome
+  absl::Duration latency;           // from the flight's start to its end
+  size_t waiters = 0;               // callers that received this outcome
   std::vector<CallerInfo> callers;  // the first few of them
   // Rule 17: the tenant and priority the flight counted for.
   std::string tenant;
@@ -133,4 +134,4 @@ class EngineObserver {
 
 }  // namespace engine
 
-#endif  // VIN_ENGINE_TYPES_H_
+#endif  // VIN_ENGINE_API_TYPES_H_
