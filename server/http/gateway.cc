@@ -1,5 +1,5 @@
 // Gateway (gateway.h) and its Gateway::Impl (gateway_impl.h): listening,
-// accepting connections (each a Session, admitted per client address), the
+// accepting connections (each a Connection, admitted per client address), the
 // threads of the io_context, the stop; the count of waiters the engine
 // holds and the rendered answers kept for cache hits.
 #include "server/http/gateway.h"
@@ -20,9 +20,10 @@
 #include "absl/strings/str_cat.h"
 #include "server/common/listener_checks.h"
 #include "server/common/log.h"
+#include "server/http/connection.h"
 #include "server/http/http_status.h"
-#include "server/http/session.h"
 #include "server/http/tls_context.h"
+#include "server/http/vpic_decode.h"
 
 namespace server {
 namespace http {
@@ -31,8 +32,8 @@ namespace {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 using tcp = net::ip::tcp;
+using internal::Connection;
 using internal::Rendered;
-using internal::Session;
 
 }  // namespace
 
@@ -94,9 +95,9 @@ void Gateway::Impl::KeepRendered(std::shared_ptr<const Rendered> r) {
   rendered_[r->encoded.get()] = std::move(r);
 }
 
-void Gateway::Impl::Unregister(Session* s) {
+void Gateway::Impl::Unregister(Connection* s) {
   absl::MutexLock lock(&mu_);
-  sessions_.erase(s);
+  open_.erase(s);
 }
 
 absl::Status Gateway::Impl::Listen() {
@@ -168,11 +169,12 @@ void Gateway::Impl::Accept() {
           self->Refuse(std::move(socket), client, global);
           return self->Accept();
         }
-        auto session = std::make_shared<Session>(  // (raw: see Session)
-            self, std::move(socket), client,
-            self->tls_ != nullptr ? self->tls_->Current() : nullptr);
-        self->Register(session);
-        session->Start();
+        auto connection =
+            std::make_shared<Connection>(  // (raw: see Connection)
+                self, std::move(socket), client,
+                self->tls_ != nullptr ? self->tls_->Current() : nullptr);
+        self->Register(connection);
+        connection->Start();
         self->Accept();
       });
 }
@@ -187,10 +189,11 @@ void Gateway::Impl::Refuse(tcp::socket socket, const std::string& client,
   } else if (global) {
     RefuseAtCap(std::move(socket));
   } else {
-    auto session =
-        std::make_shared<Session>(this, std::move(socket), client, nullptr);
-    session->set_counted(false);
-    net::dispatch(session->Executor(), [session] { session->RefuseBusy(); });
+    auto connection =
+        std::make_shared<Connection>(this, std::move(socket), client, nullptr);
+    connection->set_counted(false);
+    net::dispatch(connection->Executor(),
+                  [connection] { connection->RefuseBusy(); });
   }
 }
 
@@ -236,9 +239,9 @@ void Gateway::Impl::RefuseAtCap(tcp::socket socket) {
   socket.close(ec);
 }
 
-void Gateway::Impl::Register(const std::shared_ptr<Session>& s) {
+void Gateway::Impl::Register(const std::shared_ptr<Connection>& s) {
   absl::MutexLock lock(&mu_);
-  sessions_[s.get()] = s;
+  open_[s.get()] = s;
 }
 
 void Gateway::Impl::Stop() {
@@ -250,16 +253,16 @@ void Gateway::Impl::Stop() {
     beast::error_code ec;
     self->acceptor_.close(ec);
   });
-  std::vector<std::shared_ptr<Session>> live;
+  std::vector<std::shared_ptr<Connection>> live;
   {
     absl::MutexLock lock(&mu_);
-    for (auto& [p, w] : sessions_) {
+    for (auto& [p, w] : open_) {
       if (auto s = w.lock()) live.push_back(std::move(s));
     }
   }
   for (auto& s : live) s->Close();
   live.clear();
-  // Every waiter given to the engine ends (cancelled by its session's
+  // Every waiter given to the engine ends (cancelled by its connection's
   // close, or answered) before the loop goes.
   {
     absl::MutexLock lock(&mu_);

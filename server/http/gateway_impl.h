@@ -1,7 +1,7 @@
 // Gateway::Impl (gateway.h): the acceptor, the threads, the per-client
 // admission, the listener's TLS contexts, the rendered answers kept.
-// Defined in gateway.cc; private to server/http/, with session.h the only
-// headers that see Boost.
+// Defined in gateway.cc; private to server/http/, with connection.h and
+// exchange.h the only headers that see Boost.
 #ifndef VIN_SERVER_HTTP_GATEWAY_IMPL_H_
 #define VIN_SERVER_HTTP_GATEWAY_IMPL_H_
 
@@ -28,7 +28,7 @@
 namespace server {
 namespace http {
 namespace internal {
-class Session;
+class Connection;
 struct Rendered;
 }  // namespace internal
 
@@ -57,13 +57,13 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
   // The listener's TLS contexts; null for plaintext.
   internal::TlsContexts* tls() const { return tls_.get(); }
   GatewayCounters& counters() { return *counters_; }
-  void Register(const std::shared_ptr<internal::Session>& s);
+  void Register(const std::shared_ptr<internal::Connection>& s);
 
   // The rendered answer for `r` asked as `searched`, if kept.
   std::shared_ptr<const internal::Rendered> FindRendered(
       const engine::DecodeResult& r, absl::string_view searched);
   void KeepRendered(std::shared_ptr<const internal::Rendered> r);
-  void Unregister(internal::Session* s);
+  void Unregister(internal::Connection* s);
 
  private:
   void Accept();
@@ -79,9 +79,9 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
   // it (one non-blocking send) and closes it.
   static void RefuseAtCap(boost::asio::ip::tcp::socket socket);
 
-  // The order matters: members are destroyed last to first, and sessions
+  // The order matters: members are destroyed last to first, and connections
   // that pending handlers still hold are destroyed with ioc_ (their
-  // destructors use mu_, per_client_ and sessions_), after acceptor_.
+  // destructors use mu_, per_client_ and open_), after acceptor_.
   const GatewayOptions options_;
   engine::Engine* const engine_;
 
@@ -95,7 +95,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
   int connections_ ABSL_GUARDED_BY(mu_) = 0;  // admitted, open
   int running_ ABSL_GUARDED_BY(mu_) = 0;      // threads in ioc_.run()
   std::map<std::string, int> per_client_ ABSL_GUARDED_BY(mu_);
-  std::map<internal::Session*, std::weak_ptr<internal::Session>> sessions_
+  std::map<internal::Connection*, std::weak_ptr<internal::Connection>> open_
       ABSL_GUARDED_BY(mu_);
 
   static constexpr size_t kRenderedMax = 4096;

@@ -146,7 +146,7 @@ enum class Shape {
 };
 
 // One route of the gateway: adding an endpoint is one entry here (and
-// its handler in the session).
+// its exchange (exchange.h)).
 struct RouteSpec {
   Route::Kind kind;
   Shape shape;

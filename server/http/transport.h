@@ -1,12 +1,12 @@
-// One gateway connection's byte stream (session.h): plain TCP, or TLS over
+// One gateway connection's byte stream (connection.h): plain TCP, or TLS over
 // that TCP stream when the listener serves TLS (--http_tls_cert_file,
 // --metrics_tls_cert_file), decided per connection when it is accepted.
 // Beast's algorithms take it as an AsyncReadStream / AsyncWriteStream;
 // the TCP stream underneath keeps the timeouts (expires_after) and the
-// socket (cancel, shutdown, close) for both kinds, so the session's timers
+// socket (cancel, shutdown, close) for both kinds, so the connection's timers
 // and closes are the same code either way. Private to server/http/.
 //
-// Not thread-safe: used on its session's strand only. It must not move
+// Not thread-safe: used on its connection's strand only. It must not move
 // (the TLS stream refers to the TCP stream).
 #ifndef VIN_SERVER_HTTP_TRANSPORT_H_
 #define VIN_SERVER_HTTP_TRANSPORT_H_

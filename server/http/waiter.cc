@@ -1,23 +1,24 @@
-// Waiter (session.h): one engine waiter of a request, relaying its events
-// to its session's strand (every event of a /v1/decode:batch item, the
-// terminal one otherwise), then deleting itself.
+// Waiter (exchange.h): one engine waiter of an exchange, relaying its
+// events to its connection's strand (every event of a /v1/decode:batch
+// item, the terminal one otherwise), then deleting itself.
 #include <boost/asio/dispatch.hpp>
 #include <memory>
 #include <utility>
 
 #include "server/common/proto_mapping.h"
-#include "server/http/session.h"
+#include "server/http/exchange.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
 namespace http {
 namespace internal {
 
-Waiter::Waiter(std::shared_ptr<Gateway::Impl> gateway, std::weak_ptr<Session> session,
-               uint64_t request, size_t index)
+Waiter::Waiter(std::shared_ptr<Gateway::Impl> gateway,
+               std::weak_ptr<Connection> connection, uint64_t exchange,
+               size_t index)
     : gateway_(std::move(gateway)),
-      session_(std::move(session)),
-      request_(request),
+      connection_(std::move(connection)),
+      exchange_(exchange),
       index_(index) {
   gateway_->WaiterStarted();
 }
@@ -50,10 +51,10 @@ void Waiter::OnFailed(const engine::Failure& failure) {
 }
 
 void Waiter::Relay(vin::v1::DecodeBatchResponse event, bool terminal) {
-  if (auto s = session_.lock()) {
-    net::dispatch(s->Executor(), [s, request = request_, index = index_,
+  if (auto s = connection_.lock()) {
+    net::dispatch(s->Executor(), [s, exchange = exchange_, index = index_,
                                   e = std::move(event), terminal]() mutable {
-      s->OnStreamEvent(request, index, std::move(e), terminal);
+      s->OnStreamEvent(exchange, index, std::move(e), terminal);
     });
   }
 }
@@ -73,12 +74,12 @@ void Waiter::Finish(Outcome o) {
     gateway->WaiterEnded();
     return;
   }
-  if (auto s = session_.lock()) {
-    // Inline when this is the session's strand (a cache hit answered
+  if (auto s = connection_.lock()) {
+    // Inline when this is the connection's strand (a cache hit answered
     // inside Submit), else queued on it.
-    net::dispatch(s->Executor(), [s, request = request_, index = index_,
+    net::dispatch(s->Executor(), [s, exchange = exchange_, index = index_,
                                   o = std::move(o)]() mutable {
-      s->OnOutcome(request, index, std::move(o));
+      s->OnOutcome(exchange, index, std::move(o));
     });
   }
   auto gateway = std::move(gateway_);

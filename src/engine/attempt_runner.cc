@@ -26,6 +26,14 @@ metrics::UpstreamResult ResultOf(const std::vector<vpic::Outcome>& outcomes) {
              : metrics::UpstreamResult::kRejected;
 }
 
+upstream::GateOptions GateOptionsOf(const AttemptRunner::Options& options) {
+  upstream::GateOptions g;
+  g.batch_max = options.batch_max;
+  g.share = options.share;
+  g.bulk_peak_share = options.bulk_peak_share;
+  return g;
+}
+
 }  // namespace
 
 AttemptRunner::AttemptRunner(Options options,
@@ -41,10 +49,7 @@ AttemptRunner::AttemptRunner(Options options,
       metrics_(metrics),
       observer_(observer),
       flights_(flights),
-      gate_(budget,
-            upstream::GateOptions{options.batch_max, options.share,
-                                  options.bulk_peak_share},
-            clock->Now()),
+      gate_(budget, GateOptionsOf(options), clock->Now()),
       breaker_(options.breaker, clock, metrics, observer, this),
       rate_reported_(options.configured_rate) {}
 

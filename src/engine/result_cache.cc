@@ -30,10 +30,20 @@ ResultCache::ResultCache(ResultCacheOptions o)
       disk_(o.capacity > 0 && decoder_ ? o.disk : nullptr),
       clock_(o.clock != nullptr ? o.clock : retry::Clock::Real()) {}
 
+namespace {
+ResultCacheOptions MemoryOnly(size_t capacity, absl::Duration ttl,
+                              ResultEncoder encoder) {
+  ResultCacheOptions o;
+  o.capacity = capacity;
+  o.ttl = ttl;
+  o.encoder = std::move(encoder);
+  return o;
+}
+}  // namespace
+
 ResultCache::ResultCache(size_t capacity, absl::Duration ttl,
                          ResultEncoder encoder)
-    : ResultCache(ResultCacheOptions{capacity, ttl, absl::ZeroDuration(),
-                                     std::move(encoder)}) {}
+    : ResultCache(MemoryOnly(capacity, ttl, std::move(encoder))) {}
 
 ResultCache::Shard& ResultCache::ShardOf(const coalesce::FlightKey& key) {
   return shards_[absl::HashOf(key) % shards_used_];

@@ -38,13 +38,21 @@ struct GateOptions {
 
 class UpstreamGate {
  public:
+  static GateOptions BatchingOnly(int batch_max) {
+    GateOptions o;
+    o.batch_max = batch_max;
+    o.bulk_peak_share = 1.0;
+    return o;
+  }
+
   using Seq = FairQueue::Seq;  // a place in the queue; never 0
   using Ticket = FairQueue::Ticket;
 
   // `budget` is not owned.
   UpstreamGate(UpstreamBudget* budget, GateOptions options, absl::Time now);
+  // Batches of `batch_max`, bulk's default share, no peak hours.
   UpstreamGate(UpstreamBudget* budget, int batch_max)
-      : UpstreamGate(budget, GateOptions{batch_max, {}, 1.0}, absl::InfinitePast()) {}
+      : UpstreamGate(budget, BatchingOnly(batch_max), absl::InfinitePast()) {}
 
   // Puts a flight in the queue: at the back, or at `place` (the Seq it had
   // when it first queued) for a flight that queued before.

@@ -26,6 +26,21 @@ Ticket T(const std::string& vin, Priority p = Priority::kInteractive,
   static uint64_t id = 0;
   return Ticket{{vin, 0}, ++id, p, tenant};
 }
+// Bulk's guaranteed share, no tenant weights.
+FairShareOptions BulkShare(double share) {
+  FairShareOptions o;
+  o.bulk_min_share = share;
+  return o;
+}
+// The gate as attempt_runner makes it: 50 VINs a request, bulk's 10 %
+// share, and at most half the rate for bulk at peak hours.
+GateOptions PeakGate() {
+  GateOptions o;
+  o.batch_max = 50;
+  o.share = BulkShare(0.1);
+  o.bulk_peak_share = 0.5;
+  return o;
+}
 std::vector<std::string> Vins(const std::vector<Ticket>& ts) {
   std::vector<std::string> out;
   for (const auto& t : ts) out.push_back(t.key.vin);
@@ -33,7 +48,7 @@ std::vector<std::string> Vins(const std::vector<Ticket>& ts) {
 }
 
 TEST(FairQueue, InteractiveFlightsGoFirstThenBulkFillsTheRoom) {
-  FairQueue q(FairShareOptions{0, {}});
+  FairQueue q(BulkShare(0));
   q.Enqueue(T("b1", Priority::kBulk));
   q.Enqueue(T("b2", Priority::kBulk));
   q.Enqueue(T("i1"));
@@ -47,7 +62,7 @@ TEST(FairQueue, InteractiveFlightsGoFirstThenBulkFillsTheRoom) {
 TEST(FairQueue, BulkKeepsItsShareWhenInteractiveWouldFillEveryRequest) {
   for (size_t n : {size_t{50}, size_t{1}}) {
     SCOPED_TRACE(n);
-    FairQueue q(FairShareOptions{0.1, {}});
+    FairQueue q(BulkShare(0.1));
     int b = 0, i = 0;
     for (int k = 0; k < 2000; ++k) q.Enqueue(T(absl::StrCat("b", b++), Priority::kBulk));
     size_t bulk = 0, total = 0;
@@ -96,7 +111,7 @@ TEST(FairQueue, TenantsTakeTurnsWhateverTheirNumberOfStreams) {
 }
 
 TEST(FairQueue, AFlightBackForARetryKeepsItsPlaceInItsTenant) {
-  FairQueue q(FairShareOptions{0, {}});
+  FairQueue q(BulkShare(0));
   const FairQueue::Seq a = q.Enqueue(T("A1", Priority::kBulk, "A"));
   q.Enqueue(T("A2", Priority::kBulk, "A"));
   ASSERT_THAT(Vins(q.Pick(1, true)), ElementsAre("A1"));
@@ -106,7 +121,7 @@ TEST(FairQueue, AFlightBackForARetryKeepsItsPlaceInItsTenant) {
 }
 
 TEST(FairQueue, OneVinOncePerRequestAndRemovedFlightsDoNotTravel) {
-  FairQueue q(FairShareOptions{0, {}});
+  FairQueue q(BulkShare(0));
   q.Enqueue(T("X"));
   q.Enqueue(T("X", Priority::kBulk));
   const FairQueue::Seq gone = q.Enqueue(T("Y"));
@@ -119,7 +134,7 @@ TEST(FairQueue, OneVinOncePerRequestAndRemovedFlightsDoNotTravel) {
 }
 
 TEST(FairQueue, AheadCountsWhatGoesFirst) {
-  FairQueue q(FairShareOptions{0.1, {}});
+  FairQueue q(BulkShare(0.1));
   for (int k = 0; k < 100; ++k) q.Enqueue(T(absl::StrCat("b", k), Priority::kBulk, "feed"));
   for (int k = 0; k < 10; ++k) q.Enqueue(T(absl::StrCat("i", k)));
   EXPECT_EQ(q.Ahead(0, Priority::kInteractive, "default"), 10)
@@ -142,7 +157,7 @@ TEST(UpstreamGatePeak, BulkUsesItsShareOfTheRateAtPeakHoursAndAllOfItOutside) {
     b.rate_per_minute = 600;
     b.burst = 1;
     LocalBudget budget(b, kT0);
-    UpstreamGate gate(&budget, GateOptions{50, {0.1, {}}, 0.5}, kT0);
+    UpstreamGate gate(&budget, PeakGate(), kT0);
     int n = 0;
     int requests = 0;
     absl::Time now = kT0;
@@ -158,7 +173,7 @@ TEST(UpstreamGatePeak, BulkUsesItsShareOfTheRateAtPeakHoursAndAllOfItOutside) {
   b.rate_per_minute = 600;
   b.burst = 1;
   LocalBudget budget(b, kT0);
-  UpstreamGate gate(&budget, GateOptions{50, {0.1, {}}, 0.5}, kT0);
+  UpstreamGate gate(&budget, PeakGate(), kT0);
   for (int k = 0; k < 500; ++k) gate.Enqueue(T(absl::StrCat("b", k), Priority::kBulk));
   absl::Time now = kT0;
   ASSERT_EQ(gate.Take(now, true).size(), 50u);

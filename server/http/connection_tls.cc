@@ -1,4 +1,4 @@
-// Session's TLS (session.h, transport.h): the handshake of a connection
+// Connection's TLS (connection.h, transport.h): the handshake of a connection
 // accepted on a TLS listener, within the head's time limit (a client that
 // never finishes it holds a connection no longer than one that never sends
 // a head); the client certificate's subject as the tenant (mutual TLS); a
@@ -14,8 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/common/log.h"
+#include "server/http/connection.h"
 #include "server/http/http_status.h"
-#include "server/http/session.h"
 
 namespace server {
 namespace http {
@@ -33,7 +33,7 @@ bool IsPlaintextHttp(const beast::error_code& ec) {
 
 }  // namespace
 
-void Session::Handshake() {
+void Connection::Handshake() {
   if (closing_) return;
   StartTimer(options().head_timeout);
   stream_.async_handshake([self = shared_from_this()](beast::error_code ec) {
@@ -45,7 +45,7 @@ void Session::Handshake() {
   });
 }
 
-void Session::HandshakeFailed(beast::error_code ec) {
+void Connection::HandshakeFailed(beast::error_code ec) {
   if (IsPlaintextHttp(ec)) {
     // Not TLS at all: an http:// URL for an https:// port. One plaintext
     // answer, sent once without waiting, then the close.
@@ -71,7 +71,7 @@ void Session::HandshakeFailed(beast::error_code ec) {
   stream_.tcp().close();
 }
 
-void Session::CloseTls() {
+void Connection::CloseTls() {
   if (tls_closing_ || closing_) return;
   tls_closing_ = true;
   stream_.tcp().expires_after(kCloseNotifyWait);

@@ -1,12 +1,13 @@
-// Session's connection (session.h): its start and close, reading a
-// request's head and body within the limits (header_limit, the route's
-// body limit, the head and body timers; 408, 431, 413 and 400 when a read
-// fails), the head's checks (framing, Host, Origin: 400, 421, 403), CORS
-// (the Origin, the preflight), "Expect: 100-continue", and writing an
-// answer (keep-alive, HEAD). The routes are in session_route.cc, the
-// answers in session_answer.cc, the NDJSON stream in session_stream.cc.
-#include "server/http/session.h"
+// Connection (connection.h): its start and close, reading a request's head
+// and body within the limits (header_limit, the route's body limit, the
+// head and body timers; 408, 431, 413 and 400 when a read fails), the
+// head's checks (framing, Host, Origin: 400, 421, 403), the request's
+// deadline and tenant, CORS (the Origin, the preflight), "Expect:
+// 100-continue", the route's exchange started, and writing an answer
+// (keep-alive, HEAD).
+#include "server/http/connection.h"
 
+#include <algorithm>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -21,6 +22,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "server/http/exchange.h"
 #include "server/http/http_status.h"
 #include "server/http/request_checks.h"
 
@@ -28,40 +30,41 @@ namespace server {
 namespace http {
 namespace internal {
 
-Session::Session(Gateway::Impl* gateway, tcp::socket socket, std::string client,
-                 std::shared_ptr<net::ssl::context> tls)
+Connection::Connection(Gateway::Impl* gateway, tcp::socket socket,
+                       std::string client,
+                       std::shared_ptr<net::ssl::context> tls)
     : gateway_(gateway),
       stream_(std::move(socket), std::move(tls)),
       timer_(stream_.get_executor()),
       client_(std::move(client)) {}
 
-Session::~Session() {
+Connection::~Connection() {
   if (counted_) gateway_->Leave(client_);
   gateway_->Unregister(this);
 }
 
-void Session::Start() {
+void Connection::Start() {
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
     if (self->stream_.tls()) return self->Handshake();
     self->ReadHead();
   });
 }
 
-void Session::Close() {
+void Connection::Close() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     self->closing_ = true;
-    self->CancelWaiters();
+    self->CancelExchange();
     self->timer_.cancel();
     // (It held itself for its waiters, now cancelled: it goes with this
     // handler's reference, also when no answer comes to release it.)
-    const std::shared_ptr<Session> keep = std::move(self->hold_);
+    const std::shared_ptr<Connection> keep = std::move(self->hold_);
     beast::error_code ec;
     self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     self->stream_.tcp().close();
   });
 }
 
-void Session::RefuseBusy() {
+void Connection::RefuseBusy() {
   auto res = std::make_shared<Response>(bhttp::status::too_many_requests, 11);
   res->set(bhttp::field::content_type, "application/json");
   res->set(bhttp::field::retry_after, "1");
@@ -75,7 +78,7 @@ void Session::RefuseBusy() {
   Write(std::move(res));
 }
 
-void Session::ReadHead() {
+void Connection::ReadHead() {
   if (closing_) return;
   // Nothing of the last request's answer applies to the next one (an
   // error answered before its head is read carries its body, also after
@@ -101,9 +104,10 @@ void Session::ReadHead() {
       });
 }
 
-void Session::StartTimer(absl::Duration limit) {
+void Connection::StartTimer(absl::Duration limit) {
   timed_out_ = false;
-  timer_.expires_after(std::chrono::nanoseconds(absl::ToInt64Nanoseconds(limit)));
+  timer_.expires_after(
+      std::chrono::nanoseconds(absl::ToInt64Nanoseconds(limit)));
   timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec) return;  // cancelled: the read finished first
     self->timed_out_ = true;
@@ -112,7 +116,7 @@ void Session::StartTimer(absl::Duration limit) {
   });
 }
 
-void Session::ReadFailed(beast::error_code ec, bool head) {
+void Connection::ReadFailed(beast::error_code ec, bool head) {
   timer_.cancel();
   if (timed_out_) ec = beast::error::timeout;
   if (ec == bhttp::error::end_of_stream || ec == net::error::eof ||
@@ -147,47 +151,7 @@ void Session::ReadFailed(beast::error_code ec, bool head) {
        absl::StrCat("not an HTTP/1.1 request: ", ec.message()), true);
 }
 
-bool Session::OriginAllowed() const {
-  if (origin_.empty()) return false;
-  for (const std::string& o : options().cors_origins) {
-    if (o == "*" || o == origin_) return true;
-  }
-  return false;
-}
-
-void Session::AddCors(Response* res) const {
-  if (!OriginAllowed()) return;
-  res->set(bhttp::field::access_control_allow_origin, origin_);
-  res->set(bhttp::field::vary, "Origin");
-  res->set(bhttp::field::access_control_expose_headers,
-           "X-Vin-Source, X-Vin-Stale, X-Vin-Note, Retry-After, ETag");
-}
-
-void Session::Preflight(const bhttp::request_header<>& head) {
-  keep_alive_ = keep_alive_ && head_parser_->is_done();
-  if (!OriginAllowed()) {
-    return Fail(403, domain::ErrorReason::kForbiddenOrigin,
-                origin_.empty()
-                    ? "OPTIONS is answered for CORS preflights only (no Origin)"
-                    : absl::StrCat("origin ", HeaderSafe(origin_),
-                                   " is not among --http_cors_origins"),
-                !head_parser_->is_done());
-  }
-  auto res = MakeResponse(204);
-  res->set(bhttp::field::access_control_allow_methods, "GET, HEAD, POST, OPTIONS");
-  std::string asked;
-  if (auto h = head.find(bhttp::field::access_control_request_headers);
-      h != head.end()) {
-    asked = std::string(h->value());
-  }
-  res->set(bhttp::field::access_control_allow_headers,
-           asked.empty() ? "Content-Type, X-Request-Timeout, If-None-Match"
-                         : HeaderSafe(asked));
-  res->set(bhttp::field::access_control_max_age, "600");
-  Send(std::move(res));
-}
-
-bool Session::CheckHead(const bhttp::request_header<>& head) {
+bool Connection::CheckHead(const bhttp::request_header<>& head) {
   // Framing: one way to tell where the body ends, or the connection
   // closes (Boost's parser would take "identity" and a Content-Length,
   // or "chunked, identity" without a body, and read the rest as another
@@ -245,7 +209,32 @@ bool Session::CheckHead(const bhttp::request_header<>& head) {
   return true;
 }
 
-void Session::OnHead(beast::error_code ec) {
+bool Connection::Prepare(const bhttp::request_header<>& head) {
+  timeout_ = options().deadline;
+  if (auto t = head.find("X-Request-Timeout"); t != head.end()) {
+    absl::Duration asked;
+    if (!ParseTimeout(std::string(t->value()), &asked)) {
+      Fail(400, domain::ErrorReason::kMalformedRequest,
+           "X-Request-Timeout must be seconds (\"2.5\") or a duration "
+           "(\"500ms\")",
+           !head_parser_->is_done());
+      return false;
+    }
+    timeout_ = std::min(timeout_, asked);
+  }
+  // Rules 17 and 19: who asks (the client certificate's subject under
+  // mutual TLS; else the tenant header, from a trusted proxy only: its
+  // last value). How urgent is the exchange's to say.
+  std::vector<absl::string_view> values;
+  for (auto [it, end] = head.equal_range(options().tenants.header); it != end;
+       ++it) {
+    values.emplace_back(it->value().data(), it->value().size());
+  }
+  tenant_ = options().tenants.Resolve(peer_subject_, client_, values);
+  return true;
+}
+
+void Connection::OnHead(beast::error_code ec) {
   if (ec) return ReadFailed(ec, true);
   timer_.cancel();
   const auto& head = head_parser_->get();
@@ -287,7 +276,8 @@ void Session::OnHead(beast::error_code ec) {
                           ? options().decode_body_limit
                           : options().body_limit;
   if (!Prepare(head)) return;
-  if (route_.kind == Route::Kind::kDecodeBatch) return StartStream();
+  exchange_ = MakeExchange(route_, this, ++exchange_seq_);
+  if (exchange_->StreamsBody()) return exchange_->Start();
   // A body announced larger than the route takes is refused before a
   // byte of it is read.
   if (auto length = head_parser_->content_length();
@@ -301,7 +291,7 @@ void Session::OnHead(beast::error_code ec) {
   ReadBody();
 }
 
-void Session::Continue(std::function<void()> then) {
+void Connection::Continue(std::function<void()> then) {
   if (!expect_continue_) return then();
   static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
   net::async_write(stream_, net::buffer(kContinue),
@@ -312,23 +302,34 @@ void Session::Continue(std::function<void()> then) {
                    });
 }
 
-void Session::ReadBody() {
+void Connection::ReadBody() {
   parser_.emplace(std::move(*head_parser_));
   head_parser_.reset();
   parser_->body_limit(route_.body_limit);
-  if (parser_->is_done()) return Handle();
-  Continue([self = shared_from_this()] {
+  auto read = [this] {
+    stream_.tcp().expires_never();
+    request_ = parser_->release();
+    parser_.reset();
+    exchange_->Start();
+  };
+  if (parser_->is_done()) return read();
+  Continue([self = shared_from_this(), read] {
     self->StartTimer(self->options().body_timeout);
     bhttp::async_read(self->stream_, self->buffer_, *self->parser_,
-                      [self](beast::error_code ec, size_t) {
+                      [self, read](beast::error_code ec, size_t) {
                         if (ec) return self->ReadFailed(ec, false);
                         self->timer_.cancel();
-                        self->Handle();
+                        read();
                       });
   });
 }
 
-std::shared_ptr<Response> Session::MakeResponse(int status) {
+void Connection::TakeHeadParser(boost::optional<StreamParser>* out) {
+  out->emplace(std::move(*head_parser_));
+  head_parser_.reset();
+}
+
+std::shared_ptr<Response> Connection::MakeResponse(int status) {
   auto res = std::make_shared<Response>(static_cast<bhttp::status>(status),
                                         version_ == 0 ? 11 : version_);
   res->set(bhttp::field::server, "vin-decode-service");
@@ -339,7 +340,7 @@ std::shared_ptr<Response> Session::MakeResponse(int status) {
   return res;
 }
 
-void Session::Send(std::shared_ptr<Response> res) {
+void Connection::Send(std::shared_ptr<Response> res) {
   res->keep_alive(keep_alive_);
   AddCors(res.get());
   if (res->result() == bhttp::status::not_modified) res->body().clear();
@@ -349,14 +350,14 @@ void Session::Send(std::shared_ptr<Response> res) {
   Write(std::move(res));
 }
 
-void Session::CountRequest(int code) {
+void Connection::CountRequest(int code) {
   gateway_->counters().requests.Observe(route_label_, code,
                                         request_start_ == absl::InfinitePast()
                                             ? absl::ZeroDuration()
                                             : absl::Now() - request_start_);
 }
 
-void Session::Write(std::shared_ptr<Response> res) {
+void Connection::Write(std::shared_ptr<Response> res) {
   if (closing_) return;
   CountRequest(res->result_int());
   stream_.tcp().expires_after(std::chrono::nanoseconds(
@@ -369,11 +370,35 @@ void Session::Write(std::shared_ptr<Response> res) {
       });
 }
 
-void Session::Shutdown() {
-  CancelWaiters();
+void Connection::Shutdown() {
+  CancelExchange();
   if (stream_.tls()) return CloseTls();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
+void Connection::CloseSocket() {
+  timer_.cancel();
+  stream_.tcp().expires_never();
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.tcp().close();
+}
+
+void Connection::CancelExchange() {
+  if (exchange_ != nullptr) exchange_->Cancel();
+}
+
+void Connection::OnOutcome(uint64_t exchange, size_t index, Outcome o) {
+  if (exchange_ == nullptr || exchange != exchange_seq_) return;
+  exchange_->OnOutcome(index, std::move(o));
+}
+
+void Connection::OnStreamEvent(uint64_t exchange, size_t index,
+                               vin::v1::DecodeBatchResponse event,
+                               bool terminal) {
+  if (exchange_ == nullptr || exchange != exchange_seq_) return;
+  exchange_->OnEvent(index, std::move(event), terminal);
 }
 
 }  // namespace internal

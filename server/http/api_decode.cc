@@ -1,0 +1,65 @@
+// POST /v1/decode (api_decode.h): the body a vin.v1.DecodeRequest in JSON
+// (unknown fields ignored, as grpc-gateway does), one engine request of
+// the asked priority (interactive by default), the answer a
+// DecodeResponse or a google.rpc.Status.
+#include "server/http/api_decode.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "server/common/proto_mapping.h"
+#include "server/common/status_mapping.h"
+#include "server/common/tenant.h"
+#include "server/http/http_status.h"
+#include "vin/v1/vin.pb.h"
+
+namespace server {
+namespace http {
+namespace internal {
+
+void ApiDecode::Start() {
+  vin::v1::DecodeRequest req;
+  const auto st = google::protobuf::util::JsonStringToMessage(
+      c_->request().body(), &req, ApiJsonOptions());
+  if (!st.ok()) {
+    return c_->Fail(
+        400, domain::ErrorReason::kMalformedRequest,
+        absl::StrCat("the body is not a vin.v1.DecodeRequest in JSON: ",
+                     std::string(st.message())),
+        false);
+  }
+  vin_ = req.vin();
+  engine::DecodeRequest r =
+      FromProto(req.vin(), req.model_year(), req.check_digit_policy(),
+                req.source_preference());
+  r.timeout = c_->timeout();
+  r.priority = PriorityOf(req.priority(), domain::Priority::kInteractive);
+  r.tenant = c_->tenant();
+  Submit({r});
+}
+
+void ApiDecode::Answer(std::vector<Outcome>& outcomes) {
+  const Outcome& o = outcomes[0];
+  if (!o.done) {
+    return c_->FailApi(HttpStatusOf(o.failure.reason),
+                       DetailsOf(o.failure, vin_));
+  }
+  vin::v1::DecodeResponse out;
+  ToProto(*o.answer, out.mutable_result());
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  (void)google::protobuf::util::MessageToJsonString(out, &json, opts);
+  auto res = c_->MakeResponse(200);
+  res->set(bhttp::field::content_type, "application/json");
+  res->set(bhttp::field::cache_control, "no-store");
+  res->body() = std::move(json);
+  c_->Send(std::move(res));
+}
+
+}  // namespace internal
+}  // namespace http
+}  // namespace server

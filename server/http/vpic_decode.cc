@@ -1,0 +1,189 @@
+// vPIC's decode paths (vpic_decode.h): the engine requests of each path
+// (a single VIN is interactive, the batch form bulk), and the answers in
+// vPIC's shape with where they came from in headers (never in vPIC's
+// fields) and how long browsers and proxies may keep them.
+#include "server/http/vpic_decode.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "engine/invalid_reason.h"
+#include "server/common/proto_mapping.h"
+#include "server/http/http_status.h"
+#include "server/http/vpic_shape.h"
+#include "vin/vin.h"
+
+namespace server {
+namespace http {
+namespace internal {
+namespace {
+
+constexpr size_t kMaxBatchVins = 50;  // vPIC's limit
+
+const char* SourceName(vin::v1::Source s) {
+  switch (s) {
+    case vin::v1::SOURCE_VPIC:
+      return "vpic";
+    case vin::v1::SOURCE_CACHE:
+      return "cache";
+    case vin::v1::SOURCE_SNAPSHOT:
+      return "snapshot";
+    default:
+      return "unknown";
+  }
+}
+
+// Where the answer came from (X-Vin-Source, X-Vin-Stale, X-Vin-Note), and
+// how long it may be kept: a live answer until its cache entry expires,
+// a stale or snapshot one revalidated each time.
+void Provenance(const std::vector<vin::v1::DecodeResult>& results,
+                absl::Duration cache_ttl, Response* res) {
+  std::vector<std::string> sources;
+  bool stale = false, snapshot = false;
+  absl::Time oldest = absl::InfiniteFuture();
+  for (const auto& r : results) {
+    sources.push_back(SourceName(r.source()));
+    snapshot |= r.source() == vin::v1::SOURCE_SNAPSHOT;
+    oldest = std::min(oldest, absl::FromUnixSeconds(r.decode_time().seconds()) +
+                                  absl::Nanoseconds(r.decode_time().nanos()));
+    for (const auto& n : r.notes()) {
+      stale |= n.code() == "stale";
+      res->insert("X-Vin-Note",
+                  HeaderSafe(absl::StrCat(n.code(), ": ", n.message())));
+    }
+  }
+  res->set("X-Vin-Source", absl::StrJoin(sources, ","));
+  if (stale) res->set("X-Vin-Stale", "true");
+  if (stale || snapshot) {
+    res->set(bhttp::field::cache_control, "no-cache");
+  } else {
+    const absl::Duration left = cache_ttl - (absl::Now() - oldest);
+    res->set(bhttp::field::cache_control,
+             absl::StrCat("max-age=",
+                          std::max<int64_t>(0, absl::ToInt64Seconds(left))));
+  }
+}
+
+}  // namespace
+
+void VpicDecode::Start() {
+  const Route& route = c_->route();
+  if (route.kind == Route::Kind::kVpicBatch) return StartBatch();
+  engine::DecodeRequest r;
+  r.vin = route.vin;
+  r.model_year = route.model_year;
+  r.timeout = c_->timeout();
+  r.tenant = c_->tenant();
+  Submit({r});
+}
+
+void VpicDecode::StartBatch() {
+  const Request& request = c_->request();
+  auto entries = ParseBatchForm(request.body(), std::string(request.target()),
+                                kMaxBatchVins);
+  if (!entries.ok()) {
+    return c_->Fail(400, domain::ErrorReason::kMalformedRequest,
+                    entries.status().message(), false);
+  }
+  std::vector<engine::DecodeRequest> requests;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const BatchEntry& e = (*entries)[i];
+    auto valid = vin::Validate(e.vin, vin::CheckDigitPolicy::kEnforce);
+    if (!valid.ok()) {
+      return Fail(domain::FailureOf(engine::FailureReason::kInvalidVin, "",
+                                    engine::InvalidReasonOf(valid.status())),
+                  absl::StrCat("VIN ", i + 1, " (",
+                               e.vin.size() > 64 ? e.vin.substr(0, 64) : e.vin,
+                               "): ", valid.status().message()));
+    }
+    engine::DecodeRequest r;
+    r.vin = e.vin;
+    r.model_year = e.model_year;
+    r.timeout = c_->timeout();
+    r.priority = domain::Priority::kBulk;
+    r.tenant = c_->tenant();
+    requests.push_back(std::move(r));
+  }
+  Submit(std::move(requests));
+}
+
+void VpicDecode::Answer(std::vector<Outcome>& outcomes) {
+  const Route& route = c_->route();
+  if (route.kind == Route::Kind::kVpicValues && outcomes[0].done) {
+    return AnswerValues(outcomes[0].answer);
+  }
+  std::vector<vin::v1::DecodeResult> results;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const Outcome& o = outcomes[i];
+    if (!o.done) {
+      return Fail(o.failure,
+                  outcomes.size() > 1
+                      ? absl::StrCat("VIN ", i + 1, ": ", o.failure.message)
+                      : o.failure.message);
+    }
+    results.emplace_back();
+    ToProto(*o.answer, &results.back());
+  }
+  std::string body;
+  if (route.kind == Route::Kind::kVpicVariables) {
+    body = VpicVariablesAnswer(results[0], route.vin);
+  } else {
+    body = VpicBatchAnswer(results);
+  }
+  Send(results, body, ETagOf(body));
+}
+
+void VpicDecode::Fail(const engine::Failure& f, absl::string_view message) {
+  const int status = HttpStatusOf(f.reason);
+  auto res = c_->MakeResponse(status);
+  res->set(bhttp::field::content_type, "application/json; charset=utf-8");
+  res->set(bhttp::field::cache_control, "no-store");
+  // When to come back (at least a second, also when the engine suggests
+  // no delay).
+  if (status == 503 || status == 429) {
+    res->set(bhttp::field::retry_after, RetryAfterOf(f.retry_delay));
+  }
+  res->body() =
+      ErrorBody(status, absl::AsciiStrToUpper(domain::TraitsOf(f.reason).label),
+                domain::ReasonOf(f), message, f.retryable, f.retry_delay);
+  c_->Send(std::move(res));
+}
+
+void VpicDecode::AnswerValues(
+    const std::shared_ptr<const engine::DecodeResult>& answer) {
+  const std::string& searched = c_->route().vin;
+  Gateway::Impl* gateway = c_->gateway();
+  std::shared_ptr<const Rendered> r = gateway->FindRendered(*answer, searched);
+  if (r == nullptr) {
+    auto fresh = std::make_shared<Rendered>();
+    fresh->encoded = answer->encoded;
+    fresh->searched = searched;
+    ToProto(*answer, &fresh->result);
+    fresh->body = VpicValuesAnswer(fresh->result, searched);
+    fresh->etag = ETagOf(fresh->body);
+    if (answer->source == engine::Source::kCache) gateway->KeepRendered(fresh);
+    r = std::move(fresh);
+  }
+  Send({r->result}, r->body, r->etag);
+}
+
+void VpicDecode::Send(const std::vector<vin::v1::DecodeResult>& results,
+                      const std::string& body, const std::string& etag) {
+  auto res = c_->MakeResponse(200);
+  res->set(bhttp::field::content_type, "application/json; charset=utf-8");
+  Provenance(results, c_->options().cache_ttl, res.get());
+  c_->SendTagged(std::move(res), body, etag);
+}
+
+}  // namespace internal
+}  // namespace http
+}  // namespace server
