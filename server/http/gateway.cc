@@ -80,10 +80,11 @@ void Gateway::Impl::Leave(const std::string& address) {
 }
 
 std::shared_ptr<const Rendered> Gateway::Impl::FindRendered(
-    const engine::DecodeResult& r, absl::string_view searched) {
+    const engine::DecodeResult& r, absl::string_view searched,
+    VpicFormat format) {
   if (r.encoded == nullptr) return nullptr;
   absl::MutexLock lock(&render_mu_);
-  auto it = rendered_.find(r.encoded.get());
+  auto it = rendered_.find({r.encoded.get(), format});
   if (it == rendered_.end() || it->second->searched != searched) return nullptr;
   return it->second;
 }
@@ -92,7 +93,7 @@ void Gateway::Impl::KeepRendered(std::shared_ptr<const Rendered> r) {
   if (r->encoded == nullptr) return;
   absl::MutexLock lock(&render_mu_);
   if (rendered_.size() >= kRenderedMax) rendered_.clear();  // bounded, simply
-  rendered_[r->encoded.get()] = std::move(r);
+  rendered_[{r->encoded.get(), r->format}] = std::move(r);
 }
 
 void Gateway::Impl::Unregister(Connection* s) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -24,6 +25,7 @@
 #include "server/http/gateway.h"
 #include "server/http/request_checks.h"
 #include "server/http/tls_context.h"
+#include "server/http/vpic_document.h"
 
 namespace server {
 namespace http {
@@ -59,9 +61,10 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
   GatewayCounters& counters() { return *counters_; }
   void Register(const std::shared_ptr<internal::Connection>& s);
 
-  // The rendered answer for `r` asked as `searched`, if kept.
+  // The rendered answer for `r` asked as `searched` in `format`, if kept.
   std::shared_ptr<const internal::Rendered> FindRendered(
-      const engine::DecodeResult& r, absl::string_view searched);
+      const engine::DecodeResult& r, absl::string_view searched,
+      VpicFormat format);
   void KeepRendered(std::shared_ptr<const internal::Rendered> r);
   void Unregister(internal::Connection* s);
 
@@ -100,7 +103,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
 
   static constexpr size_t kRenderedMax = 4096;
   absl::Mutex render_mu_;
-  std::map<const std::string*, std::shared_ptr<const internal::Rendered>>
+  std::map<std::pair<const std::string*, VpicFormat>,
+           std::shared_ptr<const internal::Rendered>>
       rendered_ ABSL_GUARDED_BY(render_mu_);
 
   boost::asio::io_context ioc_;

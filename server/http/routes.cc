@@ -39,15 +39,11 @@ int HexValue(char c) {
   return -1;
 }
 
-// vPIC's formats: json is served; xml and csv are not (yet), and say so.
-absl::Status CheckFormat(absl::string_view target) {
+// vPIC's `format` of the query (XML when none).
+absl::StatusOr<VpicFormat> FormatOf(absl::string_view target) {
   std::string format;
-  if (!QueryParam(target, "format", &format)) return absl::OkStatus();
-  if (absl::EqualsIgnoreCase(format, "json")) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "format \"", format,
-      "\" is not served: this service answers vPIC's paths with format=json "
-      "only"));
+  const bool given = QueryParam(target, "format", &format);
+  return ParseVpicFormat(format, given);
 }
 
 absl::Status ParseModelYear(absl::string_view text, int* year) {
@@ -170,6 +166,8 @@ constexpr RouteSpec kRoutes[] = {
      false, "takes GET"},
     {Route::Kind::kVpicVariables, Shape::kVpicVin, "decodevin", false,
      "takes GET"},
+    {Route::Kind::kVpicVariables, Shape::kVpicVin, "decodevinextended", false,
+     "takes GET"},
 };
 
 // The path with its trick checks done: dot segments, encoded slashes or
@@ -251,12 +249,14 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
       return MethodNotAllowed(absl::StrCat(name, " ", spec.usage),
                               spec.post ? kAllowPost : kAllowGet);
     }
-    if (spec.shape != Shape::kExact) {  // vPIC's paths take its format
-      if (absl::Status f = CheckFormat(target); !f.ok()) {
-        return Error(400, std::string(f.message()));
-      }
-    }
     Route r;
+    // vPIC's paths take its format from the query; its batch form from the
+    // form alone (vPIC ignores the query's: VpicDecode reads the form's).
+    if (spec.shape != Shape::kExact && !spec.post) {
+      absl::StatusOr<VpicFormat> f = FormatOf(target);
+      if (!f.ok()) return Error(400, std::string(f.status().message()));
+      r.format = *f;
+    }
     r.kind = spec.kind;
     r.status = 200;
     r.needs_body = spec.post;
@@ -267,17 +267,17 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
   }
   if (vpic && !raw_vin.empty() && !known_op) {
     return Error(
-        404, absl::StrCat("vPIC's ", path.substr(kVpicPrefix.size(), op.size()),
-                          " is not served: this service answers "
-                          "DecodeVinValues, DecodeVinValuesExtended, DecodeVin "
-                          "and DecodeVINValuesBatch"));
+        404,
+        absl::StrCat("vPIC's ", path.substr(kVpicPrefix.size(), op.size()),
+                     " is not served: this service answers "
+                     "DecodeVinValues, DecodeVinValuesExtended, DecodeVin, "
+                     "DecodeVinExtended and DecodeVINValuesBatch"));
   }
   return Error(404, absl::StrCat("no such path: ", path));
 }
 
-absl::StatusOr<std::vector<BatchEntry>> ParseBatchForm(absl::string_view body,
-                                                       absl::string_view target,
-                                                       size_t max) {
+absl::StatusOr<BatchForm> ParseBatchForm(absl::string_view body, size_t max) {
+  BatchForm form;
   std::string data;
   bool have_data = false;
   for (absl::string_view pair : absl::StrSplit(body, '&', absl::SkipEmpty())) {
@@ -293,20 +293,18 @@ absl::StatusOr<std::vector<BatchEntry>> ParseBatchForm(absl::string_view body,
     if (absl::EqualsIgnoreCase(key, "data")) {
       data = std::move(value);
       have_data = true;
-    } else if (absl::EqualsIgnoreCase(key, "format") &&
-               !absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(value),
-                                       "json")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "format \"", value,
-          "\" is not served: this service answers with format=json only"));
+    } else if (absl::EqualsIgnoreCase(key, "format")) {
+      absl::StatusOr<VpicFormat> f = ParseVpicFormat(value, true);
+      if (!f.ok()) return f.status();
+      form.has_format = true;
+      form.format = *f;
     }
   }
-  (void)target;  // the query's format was checked by RouteOf
   if (!have_data) {
     return absl::InvalidArgumentError(
         "the form has no data field (data=VIN[,YEAR];VIN[,YEAR]...)");
   }
-  std::vector<BatchEntry> entries;
+  std::vector<BatchEntry>& entries = form.entries;
   for (absl::string_view item : absl::StrSplit(data, ';', absl::SkipWhitespace())) {
     std::pair<absl::string_view, absl::string_view> vy =
         absl::StrSplit(item, absl::MaxSplits(',', 1));
@@ -326,7 +324,7 @@ absl::StatusOr<std::vector<BatchEntry>> ParseBatchForm(absl::string_view body,
   if (entries.empty()) {
     return absl::InvalidArgumentError("the form's data field holds no VIN");
   }
-  return entries;
+  return form;
 }
 
 }  // namespace http

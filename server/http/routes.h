@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/http/vpic_document.h"
 
 namespace server {
 namespace http {
@@ -34,6 +35,9 @@ struct Route {
   // modelyear (0 when none).
   std::string vin;
   int model_year = 0;
+  // vPIC's GET paths: the format asked in the query (`format`, XML when
+  // none). The batch form's is in its body (ParseBatchForm), as on vPIC.
+  VpicFormat format = VpicFormat::kXml;
   bool needs_body = false;
   // A 405's Allow header: the methods the path takes ("GET, HEAD").
   std::string allow;
@@ -59,11 +63,14 @@ struct BatchEntry {
   int model_year = 0;
 };
 // vPIC's batch form (`format=json&data=VIN[,YEAR];VIN[,YEAR]...`, the field
-// names in any case, application/x-www-form-urlencoded), with the query's
-// format when the body has none. At most `max` VINs.
-absl::StatusOr<std::vector<BatchEntry>> ParseBatchForm(absl::string_view body,
-                                                       absl::string_view target,
-                                                       size_t max);
+// names in any case, application/x-www-form-urlencoded): at most `max`
+// VINs, and the form's format when it has one.
+struct BatchForm {
+  std::vector<BatchEntry> entries;
+  bool has_format = false;
+  VpicFormat format = VpicFormat::kXml;
+};
+absl::StatusOr<BatchForm> ParseBatchForm(absl::string_view body, size_t max);
 
 // The value of query parameter `name` (case-insensitive) in `target`,
 // percent-decoded; nullopt-like "" with found=false when absent.

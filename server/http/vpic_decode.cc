@@ -77,6 +77,7 @@ void Provenance(const std::vector<vin::v1::DecodeResult>& results,
 
 void VpicDecode::Start() {
   const Route& route = c_->route();
+  format_ = route.format;
   if (route.kind == Route::Kind::kVpicBatch) return StartBatch();
   engine::DecodeRequest r;
   r.vin = route.vin;
@@ -88,15 +89,16 @@ void VpicDecode::Start() {
 
 void VpicDecode::StartBatch() {
   const Request& request = c_->request();
-  auto entries = ParseBatchForm(request.body(), std::string(request.target()),
-                                kMaxBatchVins);
-  if (!entries.ok()) {
+  auto form = ParseBatchForm(request.body(), kMaxBatchVins);
+  if (!form.ok()) {
     return c_->Fail(400, domain::ErrorReason::kMalformedRequest,
-                    entries.status().message(), false);
+                    form.status().message(), false);
   }
+  // As vPIC: the form's format, or XML (the query's is not read).
+  format_ = form->has_format ? form->format : VpicFormat::kXml;
   std::vector<engine::DecodeRequest> requests;
-  for (size_t i = 0; i < entries->size(); ++i) {
-    const BatchEntry& e = (*entries)[i];
+  for (size_t i = 0; i < form->entries.size(); ++i) {
+    const BatchEntry& e = form->entries[i];
     auto valid = vin::Validate(e.vin, vin::CheckDigitPolicy::kEnforce);
     if (!valid.ok()) {
       return Fail(domain::FailureOf(engine::FailureReason::kInvalidVin, "",
@@ -133,12 +135,11 @@ void VpicDecode::Answer(std::vector<Outcome>& outcomes) {
     results.emplace_back();
     ToProto(*o.answer, &results.back());
   }
-  std::string body;
-  if (route.kind == Route::Kind::kVpicVariables) {
-    body = VpicVariablesAnswer(results[0], route.vin);
-  } else {
-    body = VpicBatchAnswer(results);
-  }
+  const std::string body =
+      Render(route.kind == Route::Kind::kVpicVariables
+                 ? VpicVariablesAnswer(results[0], route.vin)
+                 : VpicBatchAnswer(results),
+             format_);
   Send(results, body, ETagOf(body));
 }
 
@@ -162,13 +163,15 @@ void VpicDecode::AnswerValues(
     const std::shared_ptr<const engine::DecodeResult>& answer) {
   const std::string& searched = c_->route().vin;
   Gateway::Impl* gateway = c_->gateway();
-  std::shared_ptr<const Rendered> r = gateway->FindRendered(*answer, searched);
+  std::shared_ptr<const Rendered> r =
+      gateway->FindRendered(*answer, searched, format_);
   if (r == nullptr) {
     auto fresh = std::make_shared<Rendered>();
     fresh->encoded = answer->encoded;
     fresh->searched = searched;
+    fresh->format = format_;
     ToProto(*answer, &fresh->result);
-    fresh->body = VpicValuesAnswer(fresh->result, searched);
+    fresh->body = Render(VpicValuesAnswer(fresh->result, searched), format_);
     fresh->etag = ETagOf(fresh->body);
     if (answer->source == engine::Source::kCache) gateway->KeepRendered(fresh);
     r = std::move(fresh);
@@ -179,7 +182,7 @@ void VpicDecode::AnswerValues(
 void VpicDecode::Send(const std::vector<vin::v1::DecodeResult>& results,
                       const std::string& body, const std::string& etag) {
   auto res = c_->MakeResponse(200);
-  res->set(bhttp::field::content_type, "application/json; charset=utf-8");
+  res->set(bhttp::field::content_type, ContentTypeOf(format_));
   Provenance(results, c_->options().cache_ttl, res.get());
   c_->SendTagged(std::move(res), body, etag);
 }

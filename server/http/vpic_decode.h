@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "engine/engine.h"
 #include "server/http/exchange.h"
+#include "server/http/vpic_document.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -25,6 +26,7 @@ namespace internal {
 struct Rendered {
   std::shared_ptr<const std::string> encoded;  // the key's owner
   std::string searched;                        // as the caller wrote the VIN
+  VpicFormat format = VpicFormat::kXml;
   vin::v1::DecodeResult result;
   std::string body;
   std::string etag;
@@ -47,6 +49,8 @@ class VpicDecode final : public GatheringExchange {
   // An engine failure: {"error":{...}} with the HTTP status of its reason,
   // `message` (the failure's, or naming the VIN).
   void Fail(const engine::Failure& failure, absl::string_view message);
+
+  VpicFormat format_ = VpicFormat::kXml;  // the route's, or the form's
 };
 
 }  // namespace internal

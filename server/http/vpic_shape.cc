@@ -1,8 +1,11 @@
 #include "server/http/vpic_shape.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 namespace server {
 namespace http {
@@ -25,32 +28,6 @@ bool IsVpicNote(const vin::v1::DecodeNote& n) {
     if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
   }
   return true;
-}
-
-// `text` as a JSON string, appended to `out`.
-void AppendString(absl::string_view text, std::string* out) {
-  out->push_back('"');
-  for (char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (u < 0x20) {
-      static const char kHex[] = "0123456789abcdef";
-      switch (c) {
-        case '\n': out->append("\\n"); break;
-        case '\r': out->append("\\r"); break;
-        case '\t': out->append("\\t"); break;
-        default:
-          out->append("\\u00");
-          out->push_back(kHex[u >> 4]);
-          out->push_back(kHex[u & 15]);
-      }
-    } else {
-      out->push_back(c);
-    }
-  }
-  out->push_back('"');
 }
 
 // A result's values by vPIC's variable names (DecodeVinValues' keys), as
@@ -93,20 +70,26 @@ class Values {
   std::string codes_, texts_;
 };
 
-// One result object: every variable, in vPIC's order. Written straight into
-// `out` (this is the hot path of cache hits through the gateway).
-void AppendResult(const vin::v1::DecodeResult& r, std::string* out) {
+// One result: every variable, in vPIC's order, each a string.
+std::vector<VpicField> ResultFields(const vin::v1::DecodeResult& r) {
   const Values values(r);
-  out->push_back('{');
-  bool first = true;
+  std::vector<VpicField> fields;
+  fields.reserve(VpicVariables().size());
   for (const std::string& name : VpicVariables()) {
-    if (!first) out->push_back(',');
-    first = false;
-    AppendString(name, out);
-    out->push_back(':');
-    AppendString(values.Of(name), out);
+    fields.push_back(VpicField::String(name, values.Of(name)));
   }
-  out->push_back('}');
+  return fields;
+}
+
+// The envelope vPIC writes around decodes.
+VpicDocument Envelope(size_t count, std::string search_criteria,
+                      const char* result_element) {
+  VpicDocument doc;
+  doc.count = static_cast<int64_t>(count);
+  doc.message = kMessage;
+  doc.search_criteria = std::move(search_criteria);
+  doc.result_element = result_element;
+  return doc;
 }
 
 // DecodeVin's list: vPIC's variables as it lists them there (its order, its
@@ -260,19 +243,6 @@ bool AlwaysAString(int id) {
   return id == 142 || id == 143 || id == 144 || id == 191;
 }
 
-// The envelope around `results` (already written, comma-separated).
-std::string Envelope(size_t count, absl::string_view search_criteria,
-                     absl::string_view results) {
-  std::string out;
-  out.reserve(results.size() + 512);
-  absl::StrAppend(&out, "{\"Count\":", count, ",\"Message\":");
-  AppendString(kMessage, &out);
-  out.append(",\"SearchCriteria\":");
-  AppendString(search_criteria, &out);
-  absl::StrAppend(&out, ",\"Results\":[", results, "]}");
-  return out;
-}
-
 }  // namespace
 
 const std::vector<std::string>& VpicVariables() {
@@ -320,58 +290,77 @@ const std::vector<std::string>& VpicVariables() {
   return *names;
 }
 
-std::string VpicValuesAnswer(const vin::v1::DecodeResult& result,
-                             absl::string_view searched) {
-  std::string one;
-  one.reserve(4096);
-  AppendResult(result, &one);
-  return Envelope(kValuesCount, absl::StrCat("VIN(s): ", searched), one);
+namespace {
+
+// DecodedVINValues' XML order: MakeID and ModelID first (what captures of
+// vPIC's XML show, tests/fixtures/vpic/SHAPES.md), then the rest in the
+// JSON's order (not evidenced).
+const std::vector<size_t>& ValuesXmlOrder() {
+  static const auto* order = [] {
+    auto* o = new std::vector<size_t>;
+    const std::vector<std::string>& names = VpicVariables();
+    for (const char* first : {"MakeID", "ModelID"}) {
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] == first) o->push_back(i);
+      }
+    }
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] != "MakeID" && names[i] != "ModelID") o->push_back(i);
+    }
+    return o;
+  }();
+  return *order;
 }
 
-std::string VpicVariablesAnswer(const vin::v1::DecodeResult& result,
-                                absl::string_view searched) {
+}  // namespace
+
+VpicDocument VpicValuesAnswer(const vin::v1::DecodeResult& result,
+                              absl::string_view searched) {
+  VpicDocument doc = Envelope(kValuesCount, absl::StrCat("VIN(s): ", searched),
+                              "DecodedVINValues");
+  doc.xml_order = ValuesXmlOrder();
+  doc.results.push_back(ResultFields(result));
+  return doc;
+}
+
+VpicDocument VpicVariablesAnswer(const vin::v1::DecodeResult& result,
+                                 absl::string_view searched) {
   const Values values(result);
-  std::string list;
-  list.reserve(16384);
-  bool first = true;
+  VpicDocument doc =
+      Envelope(sizeof kListed / sizeof kListed[0],
+               absl::StrCat("VIN:", searched), "DecodedVariable");
+  // XML: VariableId, Variable, ValueId, Value (captured); JSON sorted.
+  doc.xml_order = {3, 2, 1, 0};
   for (const ListedVariable& v : kListed) {
-    if (!first) list.push_back(',');
-    first = false;
+    std::vector<VpicField>& row = doc.results.emplace_back();
     const absl::string_view value = values.Of(v.key);
-    list.append("{\"Value\":");
-    if (value.empty() && !AlwaysAString(v.id)) {
-      list.append("null");
-    } else {
-      AppendString(value, &list);
-    }
+    row.push_back(value.empty() && !AlwaysAString(v.id)
+                      ? VpicField::Null("Value")
+                      : VpicField::String("Value", value));
     // A list value's id: vPIC's error code(s) for Error Code, the ids
     // DecodeVinValues carries for Make, Manufacturer and Model; other list
     // values' ids are not in that answer ("" then). null when empty, as
     // vPIC writes it; "" for values that are not from a list.
-    list.append(",\"ValueId\":");
     if (v.id == 143) {
-      AppendString(value, &list);
+      row.push_back(VpicField::String("ValueId", value));
     } else if (v.lookup && value.empty()) {
-      list.append("null");
+      row.push_back(VpicField::Null("ValueId"));
     } else {
-      AppendString(v.id_key[0] != '\0' ? values.Of(v.id_key) : "", &list);
+      row.push_back(VpicField::String(
+          "ValueId", v.id_key[0] != '\0' ? values.Of(v.id_key) : ""));
     }
-    list.append(",\"Variable\":");
-    AppendString(v.name, &list);
-    absl::StrAppend(&list, ",\"VariableId\":", v.id, "}");
+    row.push_back(VpicField::String("Variable", v.name));
+    row.push_back(VpicField::Number("VariableId", v.id));
   }
-  return Envelope(sizeof kListed / sizeof kListed[0],
-                  absl::StrCat("VIN:", searched), list);
+  return doc;
 }
 
-std::string VpicBatchAnswer(const std::vector<vin::v1::DecodeResult>& results) {
-  std::string all;
-  all.reserve(4096 * results.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (i > 0) all.push_back(',');
-    AppendResult(results[i], &all);
-  }
-  return Envelope(results.size(), "", all);
+VpicDocument VpicBatchAnswer(
+    const std::vector<vin::v1::DecodeResult>& results) {
+  VpicDocument doc = Envelope(results.size(), "", "DecodedVINValues");
+  doc.xml_order = ValuesXmlOrder();
+  for (const auto& r : results) doc.results.push_back(ResultFields(r));
+  return doc;
 }
 
 }  // namespace http

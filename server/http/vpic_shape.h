@@ -1,4 +1,5 @@
-// Answers in vPIC's own shape (DESIGN "The HTTP gateway"), for the gateway's
+// Answers in vPIC's own shape (DESIGN "The HTTP gateway"), as documents
+// (vpic_document.h: rendered in vPIC's JSON, XML or CSV), for the gateway's
 // drop-in paths: DecodeVinValues (and DecodeVinValuesExtended, the same shape),
 // DecodeVin (vPIC's Variable/Value list) and DecodeVINValuesBatch. A result is
 // rendered from vin.v1.DecodeResult, whatever its source: every one of vPIC's
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "server/http/vpic_document.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -24,20 +26,20 @@ const std::vector<std::string>& VpicVariables();
 
 // vPIC's answer to GET DecodeVinValues/{vin} for `result`: `searched` is the
 // VIN as the caller wrote it (vPIC echoes it in SearchCriteria).
-std::string VpicValuesAnswer(const vin::v1::DecodeResult& result,
-                             absl::string_view searched);
+VpicDocument VpicValuesAnswer(const vin::v1::DecodeResult& result,
+                              absl::string_view searched);
 
 // vPIC's answer to GET DecodeVin/{vin} for `result`: the same decode as a
 // Variable/Value list (134 of vPIC's variables, in the order, with the
 // names and ids, vPIC lists them there). ValueId is vPIC's for Error Code,
 // Make, Manufacturer Name and Model; other list values' ids are not in the
 // decode the engine keeps, and are "".
-std::string VpicVariablesAnswer(const vin::v1::DecodeResult& result,
-                                absl::string_view searched);
+VpicDocument VpicVariablesAnswer(const vin::v1::DecodeResult& result,
+                                 absl::string_view searched);
 
 // vPIC's answer to POST DecodeVINValuesBatch: one result per VIN, in the
 // order asked.
-std::string VpicBatchAnswer(const std::vector<vin::v1::DecodeResult>& results);
+VpicDocument VpicBatchAnswer(const std::vector<vin::v1::DecodeResult>& results);
 
 }  // namespace http
 }  // namespace server

@@ -73,8 +73,8 @@ TEST_F(HttpGatewayTest, DecodeVinValuesHasVpicsShapeForEveryFixture) {
     EXPECT_EQ(r.Header("X-Vin-Source"), "vpic");
   }
   // The Extended path has the same shape; the second time it is the cache.
-  const HttpResponse ext =
-      Get(absl::StrCat("/API/Vehicles/decodevinvaluesextended/", kFord, "/"));
+  const HttpResponse ext = Get(absl::StrCat(
+      "/API/Vehicles/decodevinvaluesextended/", kFord, "/?format=json"));
   ASSERT_EQ(ext.status, 200) << ext.body;
   EXPECT_EQ(ext.Header("X-Vin-Source"), "cache");
   EXPECT_EQ(Body(ext)["Results"][0], Fixture("decode-vin.json")["Results"][0]);
@@ -94,9 +94,10 @@ TEST_F(HttpGatewayTest, TheBatchFormGivesEachVinWhatTheSingleEndpointGives) {
   EXPECT_EQ(j["Count"], 2);
   EXPECT_EQ(j["SearchCriteria"], "");
   ASSERT_EQ(j["Results"].size(), 2u);
-  const Json one_a = Body(Get(
-      absl::StrCat("/api/vehicles/DecodeVinValues/", a, "?modelyear=2018")));
-  const Json one_b = Body(Get(absl::StrCat("/api/vehicles/DecodeVinValues/", b)));
+  const Json one_a = Body(Get(absl::StrCat("/api/vehicles/DecodeVinValues/", a,
+                                           "?modelyear=2018&format=json")));
+  const Json one_b = Body(
+      Get(absl::StrCat("/api/vehicles/DecodeVinValues/", b, "?format=json")));
   EXPECT_EQ(j["Results"][0], one_a["Results"][0]);
   EXPECT_EQ(j["Results"][1], one_b["Results"][0]);
   EXPECT_EQ(fake_->TotalRequests(), 2) << "the singles were cache answers";
@@ -245,12 +246,20 @@ TEST_F(HttpGatewayTest, PathTricksFormsAndLimitsAre4xxAndNothingIsForwarded) {
     int status;
   };
   for (const Case& c : {
-           Case{absl::StrCat("/api/vehicles/../vehicles/DecodeVinValues/", vin), 400},
+           Case{absl::StrCat("/api/vehicles/../vehicles/DecodeVinValues/", vin),
+                400},
            Case{absl::StrCat("/api/vehicles/DecodeVinValues%2F", vin), 400},
-           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "%2fx"), 400},
-           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", std::string(10000, 'A')), 400},
-           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "?format=xml"), 400},
-           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "?modelyear=abc"), 400},
+           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "%2fx"),
+                400},
+           Case{absl::StrCat("/api/vehicles/DecodeVinValues/",
+                             std::string(10000, 'A')),
+                400},
+           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", vin,
+                             "?format=yaml"),
+                400},
+           Case{absl::StrCat("/api/vehicles/DecodeVinValues/", vin,
+                             "?modelyear=abc"),
+                400},
            Case{absl::StrCat("/api/vehicles/DecodeWMI/1FT"), 404},
            Case{"/nothing/here", 404},
        }) {
@@ -259,9 +268,10 @@ TEST_F(HttpGatewayTest, PathTricksFormsAndLimitsAre4xxAndNothingIsForwarded) {
     EXPECT_EQ(r.status, c.status) << r.body.substr(0, 300);
     EXPECT_TRUE(Body(r).contains("error"));
   }
-  EXPECT_NE(Get(absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "?format=csv"))
-                .body.find("format=json only"),
-            std::string::npos);
+  EXPECT_NE(
+      Get(absl::StrCat("/api/vehicles/DecodeVinValues/", vin, "?format=yaml"))
+          .body.find("json, xml or csv"),
+      std::string::npos);
   // Malformed and oversized form bodies.
   for (const std::string& body :
        {std::string("format=json"), std::string("data=%ZZ"), std::string("data="),
@@ -310,8 +320,8 @@ TEST_F(HttpGatewayTest, KeepAliveAnswersPipelinedRequestsInOrder) {
           " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
           "GET /api/vehicles/DecodeVinValues/",
           b, " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
-  const size_t first = raw.find(absl::StrCat("\"VIN(s): ", a, "\""));
-  const size_t second = raw.find(absl::StrCat("\"VIN(s): ", b, "\""));
+  const size_t first = raw.find(absl::StrCat("VIN(s): ", a));
+  const size_t second = raw.find(absl::StrCat("VIN(s): ", b));
   ASSERT_NE(first, std::string::npos) << raw.substr(0, 500);
   ASSERT_NE(second, std::string::npos);
   EXPECT_LT(first, second);

@@ -88,7 +88,8 @@ TEST_F(HttpGatewayTest, AStaleEntryAnswersWhenVpicFailsAndSaysSo) {
   o.engine.max_attempts = 1;
   o.engine.breaker.failures = 0;
   StartHttp(o);
-  const std::string path = absl::StrCat("/api/vehicles/DecodeVinValues/", kFord);
+  const std::string path =
+      absl::StrCat("/api/vehicles/DecodeVinValues/", kFord, "?format=json");
   const HttpResponse fresh = Get(path);
   ASSERT_EQ(fresh.status, 200) << fresh.body;
   EXPECT_EQ(fresh.Header("X-Vin-Source"), "vpic");

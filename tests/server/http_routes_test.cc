@@ -37,15 +37,22 @@ TEST(HttpRoutes, WhatIsNotServedSaysWhy) {
   };
   for (const Case& c : {
            Case{"GET", "/api/vehicles/../x", 400, "dot segment"},
-           Case{"GET", "/api/vehicles/DecodeVinValues%2Fx", 400, "encoded slash"},
-           Case{"GET", "/api/vehicles/DecodeVinValues/%2e%2e", 400, "encoded slash, dot"},
+           Case{"GET", "/api/vehicles/DecodeVinValues%2Fx", 400,
+                "encoded slash"},
+           Case{"GET", "/api/vehicles/DecodeVinValues/%2e%2e", 400,
+                "encoded slash, dot"},
            Case{"GET", "/api/vehicles/DecodeVinValues/a\\b", 400, "backslash"},
-           Case{"GET", "/api/vehicles/DecodeVinValues/5UXWX7C5*BA", 400, "partial VIN"},
-           Case{"GET", "/api/vehicles/DecodeVinValues/X?format=xml", 400, "format=json only"},
-           Case{"GET", "/api/vehicles/DecodeVinValues/X?modelyear=soon", 400, "not a year"},
-           Case{"GET", "/api/vehicles/DecodeVinValues/%G1", 400, "percent-escape"},
+           Case{"GET", "/api/vehicles/DecodeVinValues/5UXWX7C5*BA", 400,
+                "partial VIN"},
+           Case{"GET", "/api/vehicles/DecodeVinValues/X?format=html", 400,
+                "json, xml or csv"},
+           Case{"GET", "/api/vehicles/DecodeVinValues/X?modelyear=soon", 400,
+                "not a year"},
+           Case{"GET", "/api/vehicles/DecodeVinValues/%G1", 400,
+                "percent-escape"},
            Case{"POST", "/api/vehicles/DecodeVinValues/X", 405, "takes GET"},
-           Case{"GET", "/api/vehicles/DecodeVINValuesBatch/", 405, "takes POST"},
+           Case{"GET", "/api/vehicles/DecodeVINValuesBatch/", 405,
+                "takes POST"},
            Case{"GET", "/v1/decode", 405, "takes POST"},
            Case{"GET", "/api/vehicles/GetAllMakes", 404, "no such path"},
            Case{"GET", "/api/vehicles/DecodeWMI/1FT", 404, "is not served"},
@@ -78,26 +85,53 @@ TEST(HttpRoutes, AWrongMethodIsToldTheAllowedOnes) {
 }
 
 TEST(HttpRoutes, TheBatchFormAsVpicTakesIt) {
-  auto e = ParseBatchForm("format=json&DATA=AAA%2C2011%3BBBB;+CCC+,2020", "", 50);
-  ASSERT_TRUE(e.ok()) << e.status();
-  ASSERT_EQ(e->size(), 3u);
-  EXPECT_EQ((*e)[0].vin, "AAA");
-  EXPECT_EQ((*e)[0].model_year, 2011);
-  EXPECT_EQ((*e)[1].vin, "BBB");
-  EXPECT_EQ((*e)[1].model_year, 0);
-  EXPECT_EQ((*e)[2].vin, "CCC");
-  EXPECT_EQ((*e)[2].model_year, 2020);
-  EXPECT_NE(ParseBatchForm("format=json", "", 50).status().message().find("no data"),
+  auto form =
+      ParseBatchForm("format=json&DATA=AAA%2C2011%3BBBB;+CCC+,2020", 50);
+  ASSERT_TRUE(form.ok()) << form.status();
+  EXPECT_TRUE(form->has_format);
+  EXPECT_EQ(form->format, VpicFormat::kJson);
+  const std::vector<BatchEntry>& e = form->entries;
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].vin, "AAA");
+  EXPECT_EQ(e[0].model_year, 2011);
+  EXPECT_EQ(e[1].vin, "BBB");
+  EXPECT_EQ(e[1].model_year, 0);
+  EXPECT_EQ(e[2].vin, "CCC");
+  EXPECT_EQ(e[2].model_year, 2020);
+  EXPECT_FALSE(ParseBatchForm("data=AAA", 50)->has_format);
+  EXPECT_EQ(ParseBatchForm("Format=CSV&data=AAA", 50)->format,
+            VpicFormat::kCsv);
+  EXPECT_NE(
+      ParseBatchForm("format=json", 50).status().message().find("no data"),
+      absl::string_view::npos);
+  EXPECT_NE(ParseBatchForm("data=;;", 50).status().message().find("no VIN"),
             absl::string_view::npos);
-  EXPECT_NE(ParseBatchForm("data=;;", "", 50).status().message().find("no VIN"),
+  EXPECT_NE(
+      ParseBatchForm("data=A;B;C", 2).status().message().find("more than 2"),
+      absl::string_view::npos);
+  EXPECT_NE(ParseBatchForm("data=A,x", 50).status().message().find("item 1"),
             absl::string_view::npos);
-  EXPECT_NE(ParseBatchForm("data=A;B;C", "", 2).status().message().find("more than 2"),
+  EXPECT_NE(ParseBatchForm("format=yaml&data=A", 50)
+                .status()
+                .message()
+                .find("json, xml or csv"),
             absl::string_view::npos);
-  EXPECT_NE(ParseBatchForm("data=A,x", "", 50).status().message().find("item 1"),
-            absl::string_view::npos);
-  EXPECT_NE(ParseBatchForm("format=csv&data=A", "", 50).status().message().find("csv"),
-            absl::string_view::npos);
-  EXPECT_FALSE(ParseBatchForm("data=%Z1", "", 50).ok());
+  EXPECT_FALSE(ParseBatchForm("data=%Z1", 50).ok());
+}
+
+TEST(HttpRoutes, VpicsFormatsWithXmlWhenNoneIsGiven) {
+  const std::string vin = "/api/vehicles/DecodeVinValues/1FTMW1T88MFA00001";
+  EXPECT_EQ(RouteOf("GET", vin).format, VpicFormat::kXml);
+  EXPECT_EQ(RouteOf("GET", vin + "?format=json").format, VpicFormat::kJson);
+  EXPECT_EQ(RouteOf("GET", vin + "?FORMAT=Xml").format, VpicFormat::kXml);
+  EXPECT_EQ(RouteOf("GET", vin + "?modelyear=2021&format=csv").format,
+            VpicFormat::kCsv);
+  const Route bad = RouteOf("GET", vin + "?format=yaml");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.message.find("json, xml or csv"), std::string::npos)
+      << bad.message;
+  EXPECT_EQ(RouteOf("GET", "/api/vehicles/DecodeVinExtended/X").kind,
+            Route::Kind::kVpicVariables);
 }
 
 }  // namespace

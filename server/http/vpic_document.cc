@@ -1,0 +1,231 @@
+#include "server/http/vpic_document.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace server {
+namespace http {
+namespace {
+
+// vPIC's XML (tests/fixtures/vpic/SHAPES.md, section 1): no declaration,
+// no whitespace between elements, the .NET serializer's envelope; an empty
+// string is `<X />`, a null is left out.
+constexpr absl::string_view kXmlOpen =
+    "<Response xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
+    "xmlns:xsd=\"http://www.w3.org/2001/XMLSchema\">";
+constexpr absl::string_view kXmlClose = "</Response>";
+
+// As vPIC escapes text: &, < and >; quotes and apostrophes as they are.
+void AppendXmlText(absl::string_view text, std::string* out) {
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '&':
+        out->append("&amp;");
+        break;
+      case '<':
+        out->append("&lt;");
+        break;
+      case '>':
+        out->append("&gt;");
+        break;
+      default:
+        // XML 1.0 has no character for the C0 controls but tab, LF, CR: a
+        // space stands in (vPIC's data holds none).
+        out->push_back(u < 0x20 && c != '\t' && c != '\n' && c != '\r' ? ' '
+                                                                       : c);
+    }
+  }
+}
+
+void AppendXmlElement(absl::string_view name, absl::string_view text,
+                      std::string* out) {
+  if (text.empty()) {
+    absl::StrAppend(out, "<", name, " />");
+    return;
+  }
+  absl::StrAppend(out, "<", name, ">");
+  AppendXmlText(text, out);
+  absl::StrAppend(out, "</", name, ">");
+}
+
+std::string RenderJson(const VpicDocument& doc) {
+  std::string out;
+  out.reserve(512 + doc.results.size() * 4096);
+  absl::StrAppend(&out, "{\"Count\":", doc.count, ",\"Message\":");
+  AppendJsonString(doc.message, &out);
+  out.append(",\"SearchCriteria\":");
+  AppendJsonString(doc.search_criteria, &out);
+  out.append(",\"Results\":[");
+  for (size_t i = 0; i < doc.results.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out.push_back('{');
+    bool first = true;
+    for (const VpicField& f : doc.results[i]) {
+      if (!first) out.push_back(',');
+      first = false;
+      AppendJsonString(f.name, &out);
+      out.push_back(':');
+      switch (f.type) {
+        case VpicField::Type::kString:
+          AppendJsonString(f.text, &out);
+          break;
+        case VpicField::Type::kNumber:
+          out.append(f.text);
+          break;
+        case VpicField::Type::kNull:
+          out.append("null");
+          break;
+      }
+    }
+    out.push_back('}');
+  }
+  out.append("]}");
+  return out;
+}
+
+std::string RenderXml(const VpicDocument& doc) {
+  std::string out;
+  out.reserve(512 + doc.results.size() * 6144);
+  out.append(kXmlOpen.data(), kXmlOpen.size());
+  AppendXmlElement("Count", absl::StrCat(doc.count), &out);
+  AppendXmlElement("Message", doc.message, &out);
+  AppendXmlElement("SearchCriteria", doc.search_criteria, &out);
+  out.append("<Results>");
+  for (const auto& result : doc.results) {
+    absl::StrAppend(&out, "<", doc.result_element, ">");
+    for (size_t k = 0; k < result.size(); ++k) {
+      const VpicField& f = result[doc.xml_order.empty() ? k : doc.xml_order[k]];
+      if (f.type == VpicField::Type::kNull) continue;  // left out, as vPIC
+      AppendXmlElement(f.name, f.text, &out);
+    }
+    absl::StrAppend(&out, "</", doc.result_element, ">");
+  }
+  out.append("</Results>");
+  out.append(kXmlClose.data(), kXmlClose.size());
+  return out;
+}
+
+// RFC 4180: a value with a comma, a quote or a line break is quoted, its
+// quotes doubled.
+void AppendCsvValue(absl::string_view text, std::string* out) {
+  if (text.find_first_of(",\"\r\n") == absl::string_view::npos) {
+    out->append(text.data(), text.size());
+    return;
+  }
+  out->push_back('"');
+  for (char c : text) {
+    if (c == '"') out->push_back('"');
+    out->push_back(c);
+  }
+  out->push_back('"');
+}
+
+// A header row of the first result's field names in lower case, as vPIC
+// writes them (every result of an answer has the same fields), then one
+// row per result.
+std::string RenderCsv(const VpicDocument& doc) {
+  std::string out;
+  if (doc.results.empty()) return out;
+  bool first = true;
+  for (const VpicField& f : doc.results[0]) {
+    if (!first) out.push_back(',');
+    first = false;
+    AppendCsvValue(absl::AsciiStrToLower(f.name), &out);
+  }
+  out.append("\r\n");
+  for (const auto& result : doc.results) {
+    first = true;
+    for (const VpicField& f : result) {
+      if (!first) out.push_back(',');
+      first = false;
+      AppendCsvValue(f.text, &out);
+    }
+    out.append("\r\n");
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<VpicFormat> ParseVpicFormat(absl::string_view text, bool given) {
+  if (!given) return VpicFormat::kXml;
+  const absl::string_view f = absl::StripAsciiWhitespace(text);
+  if (absl::EqualsIgnoreCase(f, "json")) return VpicFormat::kJson;
+  if (absl::EqualsIgnoreCase(f, "xml")) return VpicFormat::kXml;
+  if (absl::EqualsIgnoreCase(f, "csv")) return VpicFormat::kCsv;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "format \"", text.size() > 64 ? text.substr(0, 64) : text,
+      "\" is not one of vPIC's: json, xml or csv (xml when none is given)"));
+}
+
+const char* ContentTypeOf(VpicFormat format) {
+  switch (format) {
+    case VpicFormat::kJson:
+      return "application/json; charset=utf-8";
+    case VpicFormat::kXml:
+      return "application/xml; charset=utf-8";
+    case VpicFormat::kCsv:
+      return "text/csv; charset=utf-8";
+  }
+  return "application/octet-stream";
+}
+
+const char* NameOf(VpicFormat format) {
+  switch (format) {
+    case VpicFormat::kJson:
+      return "json";
+    case VpicFormat::kXml:
+      return "xml";
+    case VpicFormat::kCsv:
+      return "csv";
+  }
+  return "?";
+}
+
+std::string Render(const VpicDocument& doc, VpicFormat format) {
+  switch (format) {
+    case VpicFormat::kJson:
+      return RenderJson(doc);
+    case VpicFormat::kXml:
+      return RenderXml(doc);
+    case VpicFormat::kCsv:
+      return RenderCsv(doc);
+  }
+  return {};
+}
+
+void AppendJsonString(absl::string_view text, std::string* out) {
+  out->push_back('"');
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (u < 0x20) {
+      static const char kHex[] = "0123456789abcdef";
+      switch (c) {
+        case '\n':
+          out->append("\\n");
+          break;
+        case '\r':
+          out->append("\\r");
+          break;
+        case '\t':
+          out->append("\\t");
+          break;
+        default:
+          out->append("\\u00");
+          out->push_back(kHex[u >> 4]);
+          out->push_back(kHex[u & 15]);
+      }
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+}  // namespace http
+}  // namespace server

@@ -1,0 +1,74 @@
+// vPIC's answers as data, and their three formats (DESIGN rule 18): every
+// vPIC answer is an envelope (Count, Message, SearchCriteria) around a list
+// of results, each an ordered list of named fields typed as vPIC's JSON
+// types them (a string, a number, null). One document renders as vPIC's
+// JSON, its XML (the results' element named per endpoint, the fields in
+// the XML's own order, nulls left out) or CSV (a header row of the fields'
+// names in lower case, one row per result). Pure: no I/O. The shapes, and
+// what of them is evidenced: tests/fixtures/vpic/SHAPES.md.
+#ifndef VIN_SERVER_HTTP_VPIC_DOCUMENT_H_
+#define VIN_SERVER_HTTP_VPIC_DOCUMENT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace server {
+namespace http {
+
+enum class VpicFormat { kJson, kXml, kCsv };
+
+// vPIC's `format` parameter (any case, surrounding spaces ignored): json,
+// xml or csv; vPIC's default, XML, when `given` is false. Anything else is
+// an error naming the formats served.
+absl::StatusOr<VpicFormat> ParseVpicFormat(absl::string_view text, bool given);
+
+// The Content-Type of an answer in `format`.
+const char* ContentTypeOf(VpicFormat format);
+// The name of `format` ("json", "xml", "csv").
+const char* NameOf(VpicFormat format);
+
+// One field of a result.
+struct VpicField {
+  enum class Type { kString, kNumber, kNull };
+  absl::string_view name;  // static, or the document's to keep alive
+  Type type = Type::kString;
+  std::string text;  // a number's digits; nothing when null
+
+  static VpicField String(absl::string_view name, absl::string_view text) {
+    return VpicField{name, Type::kString, std::string(text)};
+  }
+  static VpicField Number(absl::string_view name, int64_t n) {
+    return VpicField{name, Type::kNumber, std::to_string(n)};
+  }
+  static VpicField Null(absl::string_view name) {
+    return VpicField{name, Type::kNull, ""};
+  }
+};
+
+struct VpicDocument {
+  int64_t count = 0;
+  std::string message;
+  std::string search_criteria;  // written "" when empty, as vPIC does
+  // The XML element of each result (DecodeVinValues' "DecodedVINValues").
+  std::string result_element;
+  // The fields' order in XML, as indices into each result (vPIC's XML has
+  // its classes' order, its JSON the names sorted); empty: the same.
+  std::vector<size_t> xml_order;
+  std::vector<std::vector<VpicField>> results;
+};
+
+// The document in `format`.
+std::string Render(const VpicDocument& doc, VpicFormat format);
+
+// `text` as a JSON string (quoted, escaped), appended to `out`.
+void AppendJsonString(absl::string_view text, std::string* out);
+
+}  // namespace http
+}  // namespace server
+
+#endif  // VIN_SERVER_HTTP_VPIC_DOCUMENT_H_
