@@ -172,18 +172,6 @@ const char* ContentTypeOf(VpicFormat format) {
   return "application/octet-stream";
 }
 
-const char* NameOf(VpicFormat format) {
-  switch (format) {
-    case VpicFormat::kJson:
-      return "json";
-    case VpicFormat::kXml:
-      return "xml";
-    case VpicFormat::kCsv:
-      return "csv";
-  }
-  return "?";
-}
-
 std::string Render(const VpicDocument& doc, VpicFormat format) {
   switch (format) {
     case VpicFormat::kJson:

@@ -29,8 +29,6 @@ absl::StatusOr<VpicFormat> ParseVpicFormat(absl::string_view text, bool given);
 
 // The Content-Type of an answer in `format`.
 const char* ContentTypeOf(VpicFormat format);
-// The name of `format` ("json", "xml", "csv").
-const char* NameOf(VpicFormat format);
 
 // One field of a result.
 struct VpicField {
