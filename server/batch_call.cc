@@ -192,9 +192,7 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
         domain::ErrorReason::kFieldTooLong));
     return;
   }
-  engine::DecodeRequest r =
-      FromProto(request.vin(), request.model_year(),
-                request.check_digit_policy(), request.source_preference());
+  engine::DecodeRequest r = FromProto(request);
   r.timeout = ItemTimeoutOf(deadline_);  // the stream's, less a margin
   r.stagger = true;
   r.priority = interactive_allowed_

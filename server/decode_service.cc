@@ -27,9 +27,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
         response_(response),
         asked_(absl::Now()),
         peer_(context->peer()) {
-    engine::DecodeRequest r =
-        FromProto(request->vin(), request->model_year(),
-                  request->check_digit_policy(), request->source_preference());
+    engine::DecodeRequest r = FromProto(*request);
     r.timeout = TimeoutOf(DeadlineOf(context));
     r.priority = PriorityOf(request->priority(), domain::Priority::kInteractive);
     r.tenant = tenants.TenantOf(*context);

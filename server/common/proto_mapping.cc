@@ -247,17 +247,30 @@ engine::SourcePreference FromProto(vin::v1::SourcePreference source) {
   }
 }
 
-engine::DecodeRequest FromProto(const std::string& vin, int model_year,
-                                vin::v1::CheckDigitPolicy policy,
-                                vin::v1::SourcePreference source) {
+namespace {
+
+template <typename Request>
+engine::DecodeRequest RequestOf(const Request& in) {
   engine::DecodeRequest r;
-  r.vin = vin;
-  r.model_year = model_year;
-  r.check_digit_policy = policy == vin::v1::CHECK_DIGIT_POLICY_WARN
-                             ? vin::CheckDigitPolicy::kWarn
-                             : vin::CheckDigitPolicy::kEnforce;
-  r.source_preference = FromProto(source);
+  r.vin = in.vin();
+  r.model_year = in.model_year();
+  r.check_digit_policy =
+      in.check_digit_policy() == vin::v1::CHECK_DIGIT_POLICY_WARN
+          ? vin::CheckDigitPolicy::kWarn
+          : vin::CheckDigitPolicy::kEnforce;
+  r.source_preference = FromProto(in.source_preference());
+  r.allow_partial = in.allow_partial();
   return r;
+}
+
+}  // namespace
+
+engine::DecodeRequest FromProto(const vin::v1::DecodeRequest& request) {
+  return RequestOf(request);
+}
+
+engine::DecodeRequest FromProto(const vin::v1::DecodeBatchRequest& request) {
+  return RequestOf(request);
 }
 
 }  // namespace server

@@ -35,11 +35,11 @@ void ToProto(const vpic::UpstreamError& in, vin::v1::UpstreamError* out);
 void ToProto(absl::Duration in, google::protobuf::Duration* out);
 vin::v1::FailureReason ToProto(engine::FailureReason reason);
 
-// The engine request for the wire fields; deadline and stagger are the
-// caller's to set.
-engine::DecodeRequest FromProto(const std::string& vin, int model_year,
-                                vin::v1::CheckDigitPolicy policy,
-                                vin::v1::SourcePreference source);
+// The engine request for the wire fields (VIN, model year, check-digit
+// policy, source preference, allow_partial); deadline, stagger, priority
+// and tenant are the caller's to set.
+engine::DecodeRequest FromProto(const vin::v1::DecodeRequest& request);
+engine::DecodeRequest FromProto(const vin::v1::DecodeBatchRequest& request);
 engine::SourcePreference FromProto(vin::v1::SourcePreference source);
 
 }  // namespace server

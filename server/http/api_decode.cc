@@ -33,9 +33,7 @@ void ApiDecode::Start() {
         false);
   }
   vin_ = req.vin();
-  engine::DecodeRequest r =
-      FromProto(req.vin(), req.model_year(), req.check_digit_policy(),
-                req.source_preference());
+  engine::DecodeRequest r = FromProto(req);
   r.timeout = c_->timeout();
   r.priority = PriorityOf(req.priority(), domain::Priority::kInteractive);
   r.tenant = c_->tenant();

@@ -257,9 +257,7 @@ void NdjsonStream::SubmitLine(const std::string& raw, size_t too_long) {
                   absl::StrCat("request_id is longer than ",
                                domain::kMaxRequestIdBytes, " bytes"));
   }
-  engine::DecodeRequest r =
-      FromProto(req.vin(), req.model_year(), req.check_digit_policy(),
-                req.source_preference());
+  engine::DecodeRequest r = FromProto(req);
   r.timeout = c_->timeout();
   r.stagger = true;
   r.priority = c_->options().tenants.ManyPriority(req.priority(), c_->tenant());

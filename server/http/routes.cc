@@ -198,12 +198,6 @@ Route VpicVinRoute(Route r, absl::string_view raw_vin, absl::string_view path,
   if (!PercentDecode(raw_vin, false, &r.vin)) {
     return Error(400, "the VIN in the path has a bad percent-escape");
   }
-  if (absl::StrContains(r.vin, '*')) {
-    return Error(400, absl::StrCat(
-                          "\"", r.vin.size() > 64 ? r.vin.substr(0, 64) : r.vin,
-                          "\" is a partial VIN (with *): this service decodes "
-                          "whole 17-character VINs only"));
-  }
   std::string year;
   if (QueryParam(target, "modelyear", &year)) {
     if (absl::Status y = ParseModelYear(year, &r.model_year); !y.ok()) {

@@ -82,6 +82,7 @@ void VpicDecode::Start() {
   engine::DecodeRequest r;
   r.vin = route.vin;
   r.model_year = route.model_year;
+  r.allow_partial = true;  // vPIC decodes partial VINs
   r.timeout = c_->timeout();
   r.tenant = c_->tenant();
   Submit({r});
@@ -99,7 +100,7 @@ void VpicDecode::StartBatch() {
   std::vector<engine::DecodeRequest> requests;
   for (size_t i = 0; i < form->entries.size(); ++i) {
     const BatchEntry& e = form->entries[i];
-    auto valid = vin::Validate(e.vin, vin::CheckDigitPolicy::kEnforce);
+    auto valid = vin::ValidatePartial(e.vin, vin::CheckDigitPolicy::kEnforce);
     if (!valid.ok()) {
       return Fail(domain::FailureOf(engine::FailureReason::kInvalidVin, "",
                                     engine::InvalidReasonOf(valid.status())),
@@ -110,6 +111,7 @@ void VpicDecode::StartBatch() {
     engine::DecodeRequest r;
     r.vin = e.vin;
     r.model_year = e.model_year;
+    r.allow_partial = true;
     r.timeout = c_->timeout();
     r.priority = domain::Priority::kBulk;
     r.tenant = c_->tenant();

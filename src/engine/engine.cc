@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -89,11 +90,20 @@ Engine::~Engine() {
 
 Admission Engine::Submit(const DecodeRequest& request,
                          DecodeListener* listener) {
-  auto valid = vin::Validate(request.vin, request.check_digit_policy);
+  auto valid =
+      request.allow_partial
+          ? vin::ValidatePartial(request.vin, request.check_digit_policy)
+          : vin::Validate(request.vin, request.check_digit_policy);
   if (!valid.ok()) {
-    return Admission::Refused(domain::FailureOf(
-        FailureReason::kInvalidVin, std::string(valid.status().message()),
-        InvalidReasonOf(valid.status())));
+    std::string message(valid.status().message());
+    if (!request.allow_partial && request.vin.find('*') != std::string::npos) {
+      absl::StrAppend(&message,
+                      " (a partial VIN, '*' for an unknown position, is "
+                      "decoded when the request sets allow_partial)");
+    }
+    return Admission::Refused(
+        domain::FailureOf(FailureReason::kInvalidVin, std::move(message),
+                          InvalidReasonOf(valid.status())));
   }
   // Rule 19: a hint the VIN's position 10 cannot mean is refused here, so
   // that it is never a cache key nor an upstream request. (No hint, no

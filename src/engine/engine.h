@@ -51,6 +51,10 @@ struct DecodeRequest {
   std::string vin;     // as sent; normalised by the engine
   int model_year = 0;  // 0 = no hint
   vin::CheckDigitPolicy check_digit_policy = vin::CheckDigitPolicy::kEnforce;
+  // Rule 18: a partial VIN ('*' for an unknown position, or fewer than 17
+  // characters) is decoded, checked for what can be checked; without it,
+  // refused as today.
+  bool allow_partial = false;
   // The waiter leaves (DEADLINE_EXCEEDED, or UNAVAILABLE when the next
   // retry, or its turn at the upstream rate, would come after it) when this
   // much time has passed from Submit.

@@ -87,12 +87,15 @@ bool ClampEvent(const FleetLimits& limits, absl::Time now,
 absl::StatusOr<FleetKeyParts> ParseFleetKey(absl::string_view key) {
   const size_t bar = key.find('|');
   FleetKeyParts parts;
-  if (bar != 17) {
+  // A VIN, or a partial one (rule 18: 3 to 17 characters, '*' for an
+  // unknown position after the WMI).
+  if (bar == absl::string_view::npos || bar < 3 || bar > 17) {
     return absl::InvalidArgumentError(
-        "fleet key: not a 17-character VIN and a year");
+        "fleet key: not a VIN (or a partial one) and a year");
   }
-  for (char c : key.substr(0, bar)) {
-    const bool ok = (c >= '0' && c <= '9') ||
+  for (size_t i = 0; i < bar; ++i) {
+    const char c = key[i];
+    const bool ok = (c >= '0' && c <= '9') || (c == '*' && i >= 3) ||
                     (c >= 'A' && c <= 'Z' && c != 'I' && c != 'O' && c != 'Q');
     if (!ok) return absl::InvalidArgumentError("fleet key: not a VIN");
   }

@@ -184,7 +184,10 @@ void ComputeCodes(const SnapshotIndex& ix, absl::string_view vin,
       InvalidCharacters(vin, car_mpv_lt, result->off_road);
   if (!invalid.empty()) AddCode(code::kInvalidCharacters, result);
   if (result->pass.error12) AddCode(code::kModelYearMismatch, result);
-  if (VpicCheckDigit(vin, car_mpv_lt) != vin[8]) {
+  if (vin.find('*') != absl::string_view::npos) {
+    // A partial VIN has no check digit to compute: it is incomplete.
+    AddCode(code::kIncompleteVin, result);
+  } else if (VpicCheckDigit(vin, car_mpv_lt) != vin[8]) {
     AddCode(code::kCheckDigit, result);
   }
   AddCleanCodes(ix, result);

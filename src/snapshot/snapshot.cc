@@ -117,13 +117,20 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Load(
 absl::StatusOr<SnapshotDecode> Snapshot::Decode(absl::string_view vin,
                                                 int model_year_hint,
                                                 int reference_year) const {
-  if (vin.size() != 17) {
+  if (vin.size() < 3 || vin.size() > 17) {
     return absl::InvalidArgumentError(
-        absl::StrCat("snapshot decode needs a 17-character VIN, got ",
+        absl::StrCat("snapshot decode needs a 17-character VIN (or a partial "
+                     "one of at least 3), got ",
                      vin.size(), " characters"));
   }
+  // A partial VIN, read as vPIC reads it: '*' for every unknown position.
+  std::string padded;
+  if (vin.size() < 17) {
+    padded = absl::StrCat(vin, std::string(17 - vin.size(), '*'));
+    vin = padded;
+  }
   for (size_t i = 0; i < vin.size(); ++i) {
-    if (!IsVinAlphabet(vin[i])) {
+    if (!IsVinAlphabet(vin[i]) && !(vin[i] == '*' && i >= 3)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "snapshot decode needs a normalised VIN (digits and upper-case "
           "letters); position ",

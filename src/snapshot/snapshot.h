@@ -58,14 +58,18 @@ class Snapshot {
   Snapshot& operator=(const Snapshot&) = delete;
 
   // Decodes a 17-character VIN (normalised: trimmed, upper case; validate it
-  // with vin::Validate first). `model_year_hint` is the caller's model year,
+  // with vin::Validate first), or a partial one (vin::ValidatePartial: '*'
+  // for an unknown position after the WMI, 3 to 17 characters), read as
+  // padded with '*' to 17: its '*' positions match only patterns that do
+  // not name them, and the result notes "6" (Incomplete VIN) instead of a
+  // check digit. `model_year_hint` is the caller's model year,
   // 0 for none. `reference_year` stands for vPIC's "now": position-10 years
   // after reference_year + 2 read as 30 years earlier.
   //
   // As in vPIC, an unknown WMI, a VIN that matches no pattern or a bad
   // position 10 are results with notes ("7", "8", "11", "400"), not errors.
-  // INVALID_ARGUMENT only for input that is not 17 VIN-alphabet characters
-  // or an implausible reference year.
+  // INVALID_ARGUMENT only for input that is no VIN or partial VIN of the
+  // VIN alphabet, or an implausible reference year.
   absl::StatusOr<SnapshotDecode> Decode(absl::string_view vin,
                                         int model_year_hint,
                                         int reference_year) const;

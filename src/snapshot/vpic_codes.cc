@@ -10,6 +10,8 @@ std::string VpicErrorText(int c) {
       return "VIN decoded clean. Check Digit (9th position) is correct";
     case code::kCheckDigit:
       return "Check Digit (9th position) does not calculate properly";
+    case code::kIncompleteVin:
+      return "Incomplete VIN";
     case code::kManufacturerNotRegistered:
       return "Manufacturer is not registered with NHTSA for sale or "
              "importation in the U.S. for use on U.S roads; Please contact "

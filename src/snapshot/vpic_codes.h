@@ -10,6 +10,7 @@ namespace snapshot {
 namespace code {
 inline constexpr int kClean = 0;
 inline constexpr int kCheckDigit = 1;
+inline constexpr int kIncompleteVin = 6;              // a partial VIN ('*')
 inline constexpr int kManufacturerNotRegistered = 7;  // unknown WMI
 inline constexpr int kNoDetailedData = 8;
 inline constexpr int kGlider = 9;

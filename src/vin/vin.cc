@@ -211,4 +211,45 @@ absl::StatusOr<ValidatedVin> Validate(absl::string_view input,
   return result;
 }
 
+bool IsPartial(absl::string_view normalized) {
+  return normalized.size() < kVinLength ||
+         normalized.find('*') != absl::string_view::npos;
+}
+
+absl::StatusOr<ValidatedVin> ValidatePartial(absl::string_view input,
+                                             CheckDigitPolicy policy) {
+  ValidatedVin result;
+  result.vin = Normalize(input);
+  const std::string& vin = result.vin;
+  if (!IsPartial(vin) || vin.size() > kVinLength) return Validate(vin, policy);
+  if (vin.size() < 3) {
+    return Invalid(Problem::kLength,
+                   absl::StrCat("a partial VIN has at least its 3-character "
+                                "WMI, got ",
+                                vin.size(), " characters"));
+  }
+  for (size_t i = 0; i < vin.size(); ++i) {
+    if (vin[i] == '*') {
+      if (i < 3) {
+        return Invalid(Problem::kCharacter,
+                       absl::StrCat("VIN position ", i + 1,
+                                    " is '*': a partial VIN's WMI "
+                                    "(positions 1-3) must be known"));
+      }
+      continue;
+    }
+    absl::Status status = CheckCharacter(vin[i], i);
+    if (!status.ok()) return status;
+  }
+  if (vin.size() > kModelYearIndex && vin[kModelYearIndex] != '*' &&
+      !IsModelYearCode(vin[kModelYearIndex])) {
+    std::string message = ModelYearMessage(vin[kModelYearIndex]);
+    if (policy == CheckDigitPolicy::kEnforce) {
+      return Invalid(Problem::kModelYearCode, message);
+    }
+    result.warnings.push_back({"model_year", std::move(message)});
+  }
+  return result;
+}
+
 }  // namespace vin

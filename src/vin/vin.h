@@ -20,7 +20,7 @@ struct Warning {
 };
 
 struct ValidatedVin {
-  std::string vin;                // normalised, 17 characters
+  std::string vin;                // normalised, 17 characters (partial: 3-17)
   std::vector<Warning> warnings;  // empty under ENFORCE
 };
 
@@ -29,8 +29,8 @@ struct ValidatedVin {
 // INVALID_VIN_LENGTH ... INVALID_MODEL_YEAR).
 enum class Problem {
   kNone,           // OK, or a status these functions did not make
-  kLength,         // empty, or not 17 characters
-  kCharacter,      // I, O, Q, or not a digit or letter
+  kLength,         // empty, or not 17 characters (partial: not 3-17)
+  kCharacter,      // I, O, Q, or not a digit or letter (partial: or '*')
   kModelYearCode,  // position 10 is no model-year code
   kCheckDigit,     // position 9 is not the computed check digit
   kModelYearHint,  // a hint position 10 cannot mean
@@ -71,6 +71,18 @@ absl::Status CheckModelYearHint(absl::string_view vin17, int year, int first,
 // returned as a warning and the VIN is accepted.
 absl::StatusOr<ValidatedVin> Validate(absl::string_view input,
                                       CheckDigitPolicy policy);
+
+// A partial VIN (DESIGN rule 18): '*' for each unknown position, or fewer
+// than 17 characters, as vPIC decodes them.
+bool IsPartial(absl::string_view normalized);
+
+// Validate, for an input that may be a partial VIN: normalises it and
+// checks what can be checked: 3 to 17 characters, the WMI (positions 1-3)
+// known, VIN characters or '*', and position 10's model-year code when it
+// is there (under kEnforce). A partial VIN has no check digit to check. An
+// input that is no partial VIN is checked as Validate checks it.
+absl::StatusOr<ValidatedVin> ValidatePartial(absl::string_view input,
+                                             CheckDigitPolicy policy);
 
 }  // namespace vin
 

@@ -337,9 +337,12 @@ TEST(FleetBounds, AFleetKeyIsAVinAndAModelYear) {
   ASSERT_TRUE(k.ok());
   EXPECT_EQ(k->vin, "1HGCM82633A004352");
   EXPECT_EQ(k->model_year, 2003);
+  auto partial = ParseFleetKey("5UXWX7C5*BA|2011");  // rule 18
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_EQ(partial->vin, "5UXWX7C5*BA");
   for (const char* bad :
-       {"K|0", "1HGCM82633A004352", "1HGCM82633A00435|0", "1HGCM82633A004352|",
-        "1HGCM82633A004352|+0", "1HGCM82633A004352|1979",
+       {"K|0", "1HGCM82633A004352", "1HGCM82633A0043521|0", "1H*CM826|0",
+        "1HGCM82633A004352|", "1HGCM82633A004352|+0", "1HGCM82633A004352|1979",
         "1HGCM82633A004352|2101", "1HGCM82633A00435I|0", "1hgcm82633a004352|0",
         "1HGCM82633A004352|20031"}) {
     EXPECT_FALSE(ParseFleetKey(bad).ok()) << bad;

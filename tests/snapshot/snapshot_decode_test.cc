@@ -180,12 +180,28 @@ TEST(SnapshotDecode, CheckDigitMismatchIsCodeOne) {
   EXPECT_THAT(d.notes, Not(HasCode("0")));
 }
 
+// Rule 18: a partial VIN, read as vPIC reads it ('*' for what is unknown,
+// padded to 17): what its known positions give, and code 6 (Incomplete
+// VIN) where a whole VIN's check digit would be judged.
+TEST(SnapshotDecode, APartialVinDecodesWhatItsPositionsGive) {
+  SKIP_WITHOUT_SNAPSHOT();
+  for (const char* partial : {"1FTMW1T8*MFA0000", "1FTMW1T88MFA0000*"}) {
+    SCOPED_TRACE(partial);
+    const SnapshotDecode d = MustDecode(partial);
+    EXPECT_EQ(d.vehicle.make, "FORD");
+    EXPECT_EQ(d.vehicle.model, "F-150");
+    EXPECT_EQ(d.vehicle.model_year, 2021);
+    EXPECT_THAT(d.notes, HasCode("6"));
+    EXPECT_THAT(d.notes, Not(HasCode("1")));
+  }
+}
+
 TEST(SnapshotDecode, RejectsInputThatIsNotANormalisedVin) {
   SKIP_WITHOUT_SNAPSHOT();
   auto snapshot = SharedSnapshot();
   ASSERT_NE(snapshot, nullptr);
-  for (const char* bad : {"", "1FTMW1T88MFA0000", "1ftmw1t88mfa00001",
-                          "1FTMW1T88MFA0000*", "1FTMW1T88MFA000011"}) {
+  for (const char* bad : {"", "1F", "1F*MW1T88MFA00001", "1ftmw1t88mfa00001",
+                          "1FTMW1T88MFA000#1", "1FTMW1T88MFA000011"}) {
     EXPECT_EQ(snapshot->Decode(bad, 0, kReferenceYear).status().code(),
               absl::StatusCode::kInvalidArgument)
         << bad;

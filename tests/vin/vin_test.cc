@@ -360,5 +360,50 @@ TEST(Validate, CheckDigitWarningNamesPosition9) {
             "computes to 'X'");
 }
 
+// Rule 18: a partial VIN is checked for what can be checked.
+TEST(ValidatePartial, ChecksWhatAPartialVinHas) {
+  auto ok = ValidatePartial(" 5uxwx7c5*ba ", CheckDigitPolicy::kEnforce);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->vin, "5UXWX7C5*BA");
+  EXPECT_TRUE(IsPartial(ok->vin));
+  EXPECT_TRUE(ValidatePartial("5UX", CheckDigitPolicy::kEnforce).ok());
+  EXPECT_TRUE(
+      ValidatePartial("5UXWX7C5*B*******", CheckDigitPolicy::kEnforce).ok())
+      << "17 with '*': no check digit to check";
+  struct Case {
+    const char* vin;
+    Problem problem;
+    const char* says;
+  };
+  for (const Case& c : {
+           Case{"5U", Problem::kLength, "at least its 3-character WMI"},
+           Case{"5U*WX7C5*BA", Problem::kCharacter, "WMI (positions 1-3)"},
+           Case{"5UXWX7C5*IA", Problem::kCharacter, "position 10 is 'I'"},
+           Case{"5UXWX7C5*BA#", Problem::kCharacter, "position 12"},
+           Case{"5UXWX7C5*UA", Problem::kModelYearCode,
+                "not a model-year code"},
+           Case{"5UXWX7C5*BA********", Problem::kLength, "17 characters"},
+       }) {
+    auto bad = ValidatePartial(c.vin, CheckDigitPolicy::kEnforce);
+    ASSERT_FALSE(bad.ok()) << c.vin;
+    EXPECT_EQ(ProblemOf(bad.status()), c.problem) << c.vin;
+    EXPECT_NE(bad.status().message().find(c.says), absl::string_view::npos)
+        << c.vin << ": " << bad.status().message();
+  }
+  // Under WARN a partial VIN's bad year code is a warning.
+  auto warned = ValidatePartial("5UXWX7C5*UA", CheckDigitPolicy::kWarn);
+  ASSERT_TRUE(warned.ok());
+  ASSERT_EQ(warned->warnings.size(), 1u);
+  EXPECT_EQ(warned->warnings[0].code, "model_year");
+  // A whole VIN is checked as Validate checks it (its check digit too).
+  EXPECT_EQ(
+      ProblemOf(ValidatePartial("1FTMW1T88MFA00002", CheckDigitPolicy::kEnforce)
+                    .status()),
+      Problem::kCheckDigit);
+  EXPECT_TRUE(
+      ValidatePartial("1FTMW1T88MFA00001", CheckDigitPolicy::kEnforce).ok());
+  EXPECT_FALSE(IsPartial("1FTMW1T88MFA00001"));
+}
+
 }  // namespace
 }  // namespace vin
