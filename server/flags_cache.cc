@@ -18,6 +18,9 @@ ABSL_FLAG(int64_t, cache_capacity, 100000,
           "finished decodes kept in memory (0 disables the cache)");
 ABSL_FLAG(absl::Duration, cache_ttl, absl::Hours(24),
           "how long a finished decode is served from the cache");
+ABSL_FLAG(absl::Duration, reference_ttl, absl::Hours(24),
+          "how long an answer of vPIC's other endpoints (GetAllMakes, "
+          "GetModelsForMake, ...) is served from the cache");
 ABSL_FLAG(absl::Duration, cache_stale_max, absl::Hours(24 * 30),
           "entries older than --cache_ttl are kept this long in all, to "
           "answer (labelled stale) when vPIC cannot");
@@ -79,6 +82,16 @@ absl::Status CacheFromFlags(ServerOptions& options) {
   e.cache_capacity = static_cast<size_t>(
       std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_capacity)));
   e.cache_ttl = absl::GetFlag(FLAGS_cache_ttl);
+  e.reference_ttl = absl::GetFlag(FLAGS_reference_ttl);
+  for (const auto& [name, ttl] :
+       {std::pair<const char*, absl::Duration>{"cache_ttl", e.cache_ttl},
+        {"reference_ttl", e.reference_ttl}}) {
+    if (ttl <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " must be a duration above 0 (e.g. 24h), got ",
+                       absl::FormatDuration(ttl)));
+    }
+  }
   e.cache_stale_max = absl::GetFlag(FLAGS_cache_stale_max);
   options.cache_path = absl::GetFlag(FLAGS_cache_path);
   options.cache_disk_max_bytes = absl::GetFlag(FLAGS_cache_disk_max_bytes);

@@ -110,7 +110,8 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     d.path = options.cache_path;
     d.max_bytes = static_cast<uint64_t>(std::max<int64_t>(1, options.cache_disk_max_bytes));
     d.commit_interval = options.cache_commit_interval;
-    d.keep_for = std::max(options.engine.cache_ttl, options.engine.cache_stale_max);
+    d.keep_for = std::max({options.engine.cache_ttl, options.engine.reference_ttl,
+                           options.engine.cache_stale_max});
     auto disk = disk_cache::DiskCache::Open(d, [](const std::string& warning) {
       log::Event(log::Level::kWarn, warning, {});
     });

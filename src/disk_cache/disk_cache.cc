@@ -104,8 +104,8 @@ bool DiskCache::HasId(int64_t id) const {
   return ids_.contains(id);
 }
 
-bool DiskCache::MayContain(const std::string& vin, int model_year) const {
-  return HasId(KeyId(vin, model_year));
+bool DiskCache::MayContain(const std::string& key, int model_year) const {
+  return HasId(KeyId(key, model_year));
 }
 
 void DiskCache::Enqueue(WriteOp op, bool may_drop) {
@@ -124,7 +124,7 @@ void DiskCache::Enqueue(WriteOp op, bool may_drop) {
 void DiskCache::Put(Row row) {
   WriteOp op;
   op.kind = WriteOp::kPut;
-  op.id = KeyId(row.vin, row.model_year);
+  op.id = KeyId(row.key, row.model_year);
   op.row = std::move(row);
   Enqueue(std::move(op), /*may_drop=*/true);
 }
@@ -140,12 +140,12 @@ void DiskCache::DiscardId(int64_t id) {
   Enqueue(std::move(op), /*may_drop=*/false);
 }
 
-void DiskCache::Discard(const std::string& vin, int model_year) {
-  DiscardId(KeyId(vin, model_year));
+void DiskCache::Discard(const std::string& key, int model_year) {
+  DiscardId(KeyId(key, model_year));
 }
 
-absl::optional<Row> DiskCache::Get(const std::string& vin, int model_year) {
-  const int64_t id = KeyId(vin, model_year);
+absl::optional<Row> DiskCache::Get(const std::string& key, int model_year) {
+  const int64_t id = KeyId(key, model_year);
   if (!HasId(id)) return absl::nullopt;
   absl::StatusOr<absl::optional<StoredRow>> read = readers_->Read(id);
   if (!read.ok() || !read->has_value()) return absl::nullopt;
@@ -154,7 +154,7 @@ absl::optional<Row> DiskCache::Get(const std::string& vin, int model_year) {
     DiscardId(id);
     return absl::nullopt;
   }
-  if (stored.row.vin != vin || stored.row.model_year != model_year ||
+  if (stored.row.key != key || stored.row.model_year != model_year ||
       stored.row.decode_time < KeepAfter()) {
     return absl::nullopt;
   }

@@ -3,7 +3,7 @@
 // written by a writer thread of its own through a bounded queue.
 //
 // Values are opaque bytes (the caller's serialized cache answer), keyed by
-// (vin, model_year). The store is bounded by Options::max_bytes (oldest
+// (key, model_year): a VIN, or a vPIC reference request (rule 18). The store is bounded by Options::max_bytes (oldest
 // decode_time first out) and by Options::keep_for (rows decoded longer ago
 // are neither served nor kept).
 //
@@ -110,14 +110,14 @@ class DiskCache {
   // keep_for, or not intact (a column of the wrong type, or a value that
   // does not match its checksum: then discarded as by Discard). A row the
   // writer has not committed yet is not seen.
-  absl::optional<Row> Get(const std::string& vin, int model_year);
+  absl::optional<Row> Get(const std::string& key, int model_year);
 
   // False when the store surely does not hold the key: an in-memory set of
   // the stored row ids, loaded at Open and updated as transactions commit,
   // so that a caller skips Get (a SQLite read) for keys never stored. True
   // may still be a miss (a row being expired or replaced, a 64-bit id shared
   // by two keys).
-  bool MayContain(const std::string& vin, int model_year) const;
+  bool MayContain(const std::string& key, int model_year) const;
 
   // Calls `fn` with the rows decoded within keep_for, newest decode_time
   // first, at most `limit`, until `fn` returns false (for warming the LRU at
@@ -128,7 +128,7 @@ class DiskCache {
   // The caller could not parse this key's value: MayContain and Get stop
   // answering it at once, and the writer deletes its row (counted as
   // corrupt). Never dropped, even with the queue full.
-  void Discard(const std::string& vin, int model_year);
+  void Discard(const std::string& key, int model_year);
 
   // Commits everything queued, then stops the writer (the SIGTERM path);
   // Puts after it are dropped. Idempotent. If another process holds the

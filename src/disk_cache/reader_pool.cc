@@ -12,7 +12,7 @@ namespace {
 // Readers never wait long: a busy store is a miss, not a stall.
 constexpr absl::Duration kReadBusyTimeout = absl::Milliseconds(100);
 
-constexpr char kColumns[] = "id, vin, model_year, value, crc, decode_time";
+constexpr char kColumns[] = "id, key, model_year, value, crc, decode_time";
 
 StoredRow Decode(sqlite3_stmt* s) {
   StoredRow out;
@@ -23,13 +23,13 @@ StoredRow Decode(sqlite3_stmt* s) {
                      sqlite3_column_type(s, 4) == SQLITE_INTEGER &&
                      sqlite3_column_type(s, 5) == SQLITE_INTEGER;
   out.id = sqlite3_column_int64(s, 0);
-  out.row.vin = std::string(ColumnBytes(s, 1));
+  out.row.key = std::string(ColumnBytes(s, 1));
   out.row.model_year = sqlite3_column_int(s, 2);
   out.row.value = std::string(ColumnBytes(s, 3));
   const int64_t crc = sqlite3_column_int64(s, 4);
   out.row.decode_time = absl::FromUnixNanos(sqlite3_column_int64(s, 5));
   out.intact = typed && crc == static_cast<int64_t>(Checksum(out.row.value)) &&
-               KeyId(out.row.vin, out.row.model_year) == out.id;
+               KeyId(out.row.key, out.row.model_year) == out.id;
   return out;
 }
 

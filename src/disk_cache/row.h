@@ -10,12 +10,13 @@
 
 namespace disk_cache {
 
-// Keyed by (vin, model_year), as the engine's flight table and LRU are
-// (model_year 0: no hint). `value` is opaque bytes (the caller's serialized
+// Keyed by (key, model_year), as the engine's flight table and LRU are: the
+// key is a VIN (model_year 0: no hint) or a vPIC reference request (rule
+// 18; domain::DecodeKey::reference, model_year 0). `value` is opaque bytes (the caller's serialized
 // cache answer); `decode_time` is when vPIC answered (calendar time), which
 // orders eviction and decides keep_for.
 struct Row {
-  std::string vin;
+  std::string key;
   int model_year = 0;
   std::string value;
   absl::Time decode_time;

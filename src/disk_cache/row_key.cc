@@ -4,13 +4,13 @@
 
 namespace disk_cache {
 
-int64_t KeyId(absl::string_view vin, int model_year) {
+int64_t KeyId(absl::string_view key, int model_year) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a 64
   auto mix = [&h](unsigned char byte) {
     h ^= byte;
     h *= 1099511628211ull;
   };
-  for (char c : vin) mix(static_cast<unsigned char>(c));
+  for (char c : key) mix(static_cast<unsigned char>(c));
   mix(0xff);  // no VIN byte is 0xff after validation: a clean separator
   const uint32_t year = static_cast<uint32_t>(model_year);
   for (int shift = 0; shift < 32; shift += 8) mix((year >> shift) & 0xff);

@@ -9,14 +9,14 @@
 
 namespace disk_cache {
 
-// The row id of (vin, model_year): a 64-bit hash (FNV-1a, then
+// The row id of (key, model_year): a 64-bit hash (FNV-1a, then
 // splitmix64's finaliser), the same in every process and build, since it is
 // stored. It is the table's INTEGER PRIMARY KEY, so that a point read is one
 // B-tree search on the table itself and the in-memory "may contain" set is
 // exactly the set of row ids. Two keys with the same id share one row (the
-// later Put replaces the earlier); the row keeps its vin and model_year, so
+// later Put replaces the earlier); the row keeps its key and model_year, so
 // a read never returns another key's row.
-int64_t KeyId(absl::string_view vin, int model_year);
+int64_t KeyId(absl::string_view key, int model_year);
 
 // CRC-32 (zlib's) of a value, stored beside it: a row whose value no longer
 // matches is never served.
@@ -26,8 +26,8 @@ uint32_t Checksum(absl::string_view value);
 // fixed allowance for the other columns, the row's cell and its entry in the
 // age index.
 inline constexpr uint64_t kRowOverhead = 64;
-inline uint64_t RowBytes(absl::string_view vin, absl::string_view value) {
-  return vin.size() + value.size() + kRowOverhead;
+inline uint64_t RowBytes(absl::string_view key, absl::string_view value) {
+  return key.size() + value.size() + kRowOverhead;
 }
 
 }  // namespace disk_cache

@@ -20,7 +20,7 @@ constexpr absl::Duration kBusyTimeout = absl::Seconds(2);
 
 // The columns and index of kSchemaVersion, as the code reads them.
 constexpr char kSchemaProbe[] =
-    "SELECT id, vin, model_year, value, crc, decode_time, stored_at, bytes "
+    "SELECT id, key, model_year, value, crc, decode_time, stored_at, bytes "
     "FROM entries INDEXED BY entries_by_age LIMIT 0";
 
 struct Verdict {
@@ -76,6 +76,19 @@ absl::StatusOr<Verdict> QueryFailed(sqlite3* db, const std::string& path,
       status.code(), absl::StrCat("disk cache ", path, ": ", status.message()));
 }
 
+// Brings a file of schema `version` (1) to kSchemaVersion, in one
+// transaction: all of it, or nothing.
+absl::Status Migrate(sqlite3* db, int version) {
+  const std::string stamp =
+      absl::StrCat("PRAGMA user_version=", kSchemaVersion);
+  absl::Status s = Exec(db, "BEGIN IMMEDIATE");
+  if (s.ok() && version == 1) s = Exec(db, kMigrationFrom1);
+  if (s.ok()) s = Exec(db, stamp.c_str());
+  if (s.ok()) s = Exec(db, "COMMIT");
+  if (!s.ok()) Exec(db, "ROLLBACK").IgnoreError();
+  return s;
+}
+
 absl::StatusOr<Verdict> Inspect(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
@@ -125,7 +138,7 @@ absl::StatusOr<Verdict> Inspect(const std::string& path) {
     return Broken(absl::StrCat("has schema version ", *version,
                                ", newer than this build's ", kSchemaVersion));
   }
-  if (*version < kSchemaVersion) {
+  if (*version < 1) {
     return Broken(absl::StrCat("has schema version ", *version,
                                ", older than this build's ", kSchemaVersion,
                                ", which it cannot read"));
@@ -135,6 +148,13 @@ absl::StatusOr<Verdict> Inspect(const std::string& path) {
   if (*check != "ok") {
     return Broken(
         absl::StrCat("fails PRAGMA quick_check (", OneLine(*check), ")"));
+  }
+  if (*version < kSchemaVersion) {
+    absl::Status migrated = Migrate(db, static_cast<int>(*version));
+    if (!migrated.ok()) {
+      return Broken(absl::StrCat("cannot be migrated from schema version ",
+                                 *version, " (", migrated.message(), ")"));
+    }
   }
   absl::StatusOr<Statement> probe = Prepare(db, kSchemaProbe);
   if (!probe.ok()) {

@@ -5,7 +5,9 @@
 // its user_version is kSchemaVersion, it passes `PRAGMA quick_check`, and its
 // table and index are there. A file with SQLite's header but no tables and
 // no application_id (an empty database, or one whose creation never
-// committed) is set up in place. Anything else is set aside.
+// committed) is set up in place. A file of an older schema version this
+// build can migrate (kMigrations) is migrated in place, in one transaction,
+// after its quick_check. Anything else is set aside.
 #ifndef VIN_DISK_CACHE_STORE_FILE_H_
 #define VIN_DISK_CACHE_STORE_FILE_H_
 
@@ -22,16 +24,16 @@ namespace disk_cache {
 // "VINc" in the header's application_id (offset 68), so that `file(1)` and
 // this code tell the store from other SQLite databases.
 inline constexpr int32_t kApplicationId = 0x56494e63;
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
-// The schema of version 1. The row id is KeyId(vin, model_year)
+// The schema of version 2. The row id is KeyId(key, model_year)
 // (row_key.h); times are Unix nanoseconds; `bytes` is RowBytes. The age
 // index serves eviction (oldest first), the keep_for purge, the newest-first
 // warm-up, and, covering (decode_time, bytes, id), the scan at Open.
 inline constexpr char kSchemaSql[] =
     "CREATE TABLE entries ("
     " id INTEGER PRIMARY KEY,"
-    " vin TEXT NOT NULL,"
+    " key TEXT NOT NULL,"
     " model_year INTEGER NOT NULL,"
     " value BLOB NOT NULL,"
     " crc INTEGER NOT NULL,"
@@ -39,6 +41,12 @@ inline constexpr char kSchemaSql[] =
     " stored_at INTEGER NOT NULL,"
     " bytes INTEGER NOT NULL);"
     "CREATE INDEX entries_by_age ON entries(decode_time, bytes);";
+
+// Version 1 named the key column `vin`: every key was a VIN. Version 2
+// keys vPIC's reference requests too (rule 18): the column is `key`, its
+// rows unchanged (a VIN is its own key, so their row ids stay).
+inline constexpr char kMigrationFrom1[] =
+    "ALTER TABLE entries RENAME COLUMN vin TO key";
 
 // A warning for the operator (DiskCache::Open's `warn`).
 using Warn = std::function<void(const std::string&)>;

@@ -21,9 +21,9 @@ absl::StatusOr<std::unique_ptr<StoreWriter>> StoreWriter::Create(
       {&w->begin_, "BEGIN IMMEDIATE"},
       {&w->commit_, "COMMIT"},
       {&w->find_,
-       "SELECT vin, model_year, decode_time, bytes FROM entries WHERE id = ?1"},
+       "SELECT key, model_year, decode_time, bytes FROM entries WHERE id = ?1"},
       {&w->upsert_,
-       "INSERT OR REPLACE INTO entries (id, vin, model_year, value, crc, "
+       "INSERT OR REPLACE INTO entries (id, key, model_year, value, crc, "
        "decode_time, stored_at, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
        "?8)"},
       {&w->remove_, "DELETE FROM entries WHERE id = ?1 RETURNING bytes"},
@@ -138,7 +138,7 @@ absl::Status StoreWriter::Put(const WriteOp& op, const WriteLimits& limits,
     ++changes->expired;
     return absl::OkStatus();
   }
-  const uint64_t row_bytes = RowBytes(row.vin, row.value);
+  const uint64_t row_bytes = RowBytes(row.key, row.value);
   if (row_bytes > limits.max_bytes) {
     ++changes->dropped;
     return absl::OkStatus();
@@ -147,7 +147,7 @@ absl::Status StoreWriter::Put(const WriteOp& op, const WriteLimits& limits,
   bool keep_stored = false;
   sqlite3_bind_int64(find_.get(), 1, op.id);
   absl::Status s = Run(find_.get(), [&](sqlite3_stmt* r) {
-    const bool same_key = ColumnBytes(r, 0) == row.vin &&
+    const bool same_key = ColumnBytes(r, 0) == row.key &&
                           sqlite3_column_int(r, 1) == row.model_year;
     if (same_key && sqlite3_column_int64(r, 2) > decode_ns) {
       keep_stored = true;  // a later decode of this key is stored already
@@ -161,7 +161,7 @@ absl::Status StoreWriter::Put(const WriteOp& op, const WriteLimits& limits,
 
   sqlite3_stmt* u = upsert_.get();
   sqlite3_bind_int64(u, 1, op.id);
-  BindText(u, 2, row.vin);
+  BindText(u, 2, row.key);
   sqlite3_bind_int(u, 3, row.model_year);
   BindBytes(u, 4, row.value);
   sqlite3_bind_int64(u, 5, Checksum(row.value));

@@ -33,6 +33,11 @@ struct DecodeResult {
   // no encoder. A cache answer that has them keeps its vehicle and notes
   // only there: `vehicle` and `notes` are then empty.
   std::shared_ptr<const std::string> encoded;
+  // Rule 18: the answer to a reference request (DecodeKey::reference):
+  // vPIC's JSON document as vPIC sent it (Count, Message, SearchCriteria,
+  // Results), which callers render in the format they asked. `vin`,
+  // `vehicle` and `encoded` are then empty. Null for a VIN decode.
+  std::shared_ptr<const std::string> document;
 };
 
 }  // namespace domain

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "engine/source_policy.h"
 
 namespace engine {
@@ -80,9 +81,15 @@ void Answerer::AnswerFromSnapshot(Waiter& w, const coalesce::FlightKey& key,
     return;
   }
   Fail(w,
-       domain::FailureOf(FailureReason::kNoSnapshot,
-                         "the offline vPIC snapshot could not decode this VIN",
-                         domain::ErrorReason::kSnapshotCannotDecode),
+       domain::FailureOf(
+           FailureReason::kNoSnapshot,
+           key.is_reference()
+               ? absl::StrCat("the offline vPIC snapshot does not hold the "
+                              "data of ",
+                              key.reference)
+               : std::string(
+                     "the offline vPIC snapshot could not decode this VIN"),
+           domain::ErrorReason::kSnapshotCannotDecode),
        key, warnings);
 }
 

@@ -80,6 +80,7 @@ void AttemptRunner::Requeue(Seq seq, Ticket ticket) {
 }
 
 metrics::Endpoint AttemptRunner::EndpointOf(const Request& r) {
+  if (r.reference) return metrics::Endpoint::kReference;
   return r.batch ? metrics::Endpoint::kBatch : metrics::Endpoint::kSingle;
 }
 
@@ -123,11 +124,14 @@ void AttemptRunner::Start(std::vector<Ticket> tickets) {
   if (req.flights.empty()) return;
   CountFairShare(req.flights);
   req.live = req.flights.size();
+  req.reference = req.flights.front().key.is_reference();  // then alone
   req.batch = req.flights.size() > 1;
   req.started = clock_->Now();
   ++counts_.requests;
-  counts_.vins += req.flights.size();
-  metrics_->upstream_vins.Add(req.flights.size());
+  if (!req.reference) {
+    counts_.vins += req.flights.size();
+    metrics_->upstream_vins.Add(req.flights.size());
+  }
   // The id is known only once the request is started; the callback runs in
   // a later turn of the loop, so it reads the id from a slot filled below.
   auto slot = std::make_shared<RequestId>(0);
@@ -135,7 +139,11 @@ void AttemptRunner::Start(std::vector<Ticket> tickets) {
     OnDone(*slot, std::move(r));
   };
   RequestId id = 0;
-  if (req.batch) {
+  if (req.reference) {
+    ++counts_.reference_requests;
+    id = transport_->StartReference(req.flights.front().key.reference,
+                                    callback);
+  } else if (req.batch) {
     ++counts_.batch_requests;
     for (const auto& e : entries) req.vins.push_back(e.vin);
     id = transport_->StartBatch(entries, callback);
@@ -167,8 +175,11 @@ void AttemptRunner::OnDone(RequestId id, vpic::HttpResult result) {
   if (it == requests_.end()) return;
   Request req = std::move(it->second);
   requests_.erase(it);
-  vpic::RequestOutcome answer = vpic::ClassifyRequest(
-      result, clock_->WallNow(), req.batch ? &req.vins : nullptr);
+  vpic::RequestOutcome answer =
+      req.reference
+          ? vpic::ClassifyReferenceRequest(result, clock_->WallNow())
+          : vpic::ClassifyRequest(result, clock_->WallNow(),
+                                  req.batch ? &req.vins : nullptr);
   metrics_->upstream_requests[metrics::I(EndpointOf(req))]
                              [metrics::I(ResultOf(answer.outcomes))]
       .Add();
@@ -210,8 +221,10 @@ void AttemptRunner::CountFairShare(const std::vector<Ticket>& flights) {
 // attempt of every flight it carried.
 void AttemptRunner::CountResent(const Request& req, int extra) {
   counts_.requests += extra;
-  counts_.vins += extra * req.flights.size();
-  metrics_->upstream_vins.Add(extra * req.flights.size());
+  if (!req.reference) {
+    counts_.vins += extra * req.flights.size();
+    metrics_->upstream_vins.Add(extra * req.flights.size());
+  }
   metrics_->upstream_requests[metrics::I(EndpointOf(req))]
                              [metrics::I(metrics::UpstreamResult::kRetryable)]
       .Add(extra);

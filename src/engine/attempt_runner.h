@@ -85,7 +85,8 @@ class AttemptRunner : private SharedBreaker::Effects {
   struct Counts {
     uint64_t requests = 0;
     uint64_t batch_requests = 0;
-    uint64_t vins = 0;
+    uint64_t reference_requests = 0;  // rule 18's other endpoints
+    uint64_t vins = 0;  // VINs carried (a reference request carries none)
     uint64_t pushbacks = 0;
   };
 
@@ -147,6 +148,7 @@ class AttemptRunner : private SharedBreaker::Effects {
     std::vector<std::string> vins;  // batch requests: as sent, in order
     size_t live = 0;                // flights still waiting for it
     bool batch = false;
+    bool reference = false;  // a reference request (rule 18), alone
     bool probe = false;  // the breaker's probe
     absl::Time started;
   };

@@ -146,7 +146,7 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
       ++counts_.retries_refused;
       metrics_->retry_budget_refused.Add();
       if (options_.observer) {
-        options_.observer->OnRetryRefused(f->key.vin, decision.delay);
+        options_.observer->OnRetryRefused(f->key.text(), decision.delay);
       }
     }
     FailFlight(f, RetryFailure(decision, in, outcome.error));
@@ -163,7 +163,7 @@ void Engine::ScheduleRetry(Flight* f, const vpic::Outcome& outcome) {
   fleet_->RetryScheduled(f->key, f->id, retrying);
   if (f->waiters.size() > leaving.size()) {
     if (options_.observer) {
-      options_.observer->OnRetryScheduled(f->key.vin, retrying);
+      options_.observer->OnRetryScheduled(f->key.text(), retrying);
     }
     for (auto& [id, w] : f->waiters) {
       if (w.deadline >= retry_at) answerer_.Retry(w, retrying);

@@ -88,8 +88,19 @@ Engine::~Engine() {
 
 // ---- Thread-safe entry points ----
 
-Admission Engine::Submit(const DecodeRequest& request,
-                         DecodeListener* listener) {
+namespace {
+
+// The key of `request` and the notes its validation left, or the failure
+// that refuses it: a VIN that breaks a rule (INVALID_VIN, the message naming
+// it), a model-year hint its position 10 cannot mean (INVALID_REQUEST). A
+// reference request (rule 18) comes checked and normalised by its caller.
+absl::optional<Failure> KeyOf(const DecodeRequest& request,
+                              coalesce::FlightKey* key,
+                              std::vector<vpic::Note>* warnings) {
+  if (!request.reference.empty()) {
+    key->reference = request.reference;
+    return absl::nullopt;
+  }
   auto valid =
       request.allow_partial
           ? vin::ValidatePartial(request.vin, request.check_digit_policy)
@@ -101,9 +112,8 @@ Admission Engine::Submit(const DecodeRequest& request,
                       " (a partial VIN, '*' for an unknown position, is "
                       "decoded when the request sets allow_partial)");
     }
-    return Admission::Refused(
-        domain::FailureOf(FailureReason::kInvalidVin, std::move(message),
-                          InvalidReasonOf(valid.status())));
+    return domain::FailureOf(FailureReason::kInvalidVin, std::move(message),
+                             InvalidReasonOf(valid.status()));
   }
   // Rule 19: a hint the VIN's position 10 cannot mean is refused here, so
   // that it is never a cache key nor an upstream request. (No hint, no
@@ -113,10 +123,27 @@ Admission Engine::Submit(const DecodeRequest& request,
             valid->vin, request.model_year, domain::kMinModelYear,
             domain::LastModelYear(absl::Now()));
         !year.ok()) {
-      return Admission::Refused(domain::FailureOf(
-          FailureReason::kInvalidRequest, std::string(year.message()),
-          InvalidReasonOf(year)));
+      return domain::FailureOf(FailureReason::kInvalidRequest,
+                               std::string(year.message()),
+                               InvalidReasonOf(year));
     }
+  }
+  key->vin = valid->vin;
+  key->model_year = request.model_year;
+  for (auto& w : valid->warnings) {
+    warnings->push_back({std::move(w.code), std::move(w.message)});
+  }
+  return absl::nullopt;
+}
+
+}  // namespace
+
+Admission Engine::Submit(const DecodeRequest& request,
+                         DecodeListener* listener) {
+  coalesce::FlightKey key;
+  std::vector<vpic::Note> warnings;
+  if (absl::optional<Failure> refused = KeyOf(request, &key, &warnings)) {
+    return Admission::Refused(*std::move(refused));
   }
   const SourcePreference source = Resolve(request.source_preference);
   if (source == SourcePreference::kSnapshotOnly &&
@@ -128,7 +155,6 @@ Admission Engine::Submit(const DecodeRequest& request,
          false});
   }
   if (!drain_.admits()) return Admission::Refused(DrainState::ShuttingDown());
-  const coalesce::FlightKey key{valid->vin, request.model_year};
   const WaiterId id = next_waiter_.fetch_add(1);
   // A cache hit is answered here, on the caller's thread, without a hop
   // through the loop (the cache is safe to read from any thread).
@@ -145,10 +171,6 @@ Admission Engine::Submit(const DecodeRequest& request,
          absl::StrCat("the server has ", options_.max_waiters,
                       " decodes in progress; try again shortly"),
          true});
-  }
-  std::vector<vpic::Note> warnings;
-  for (auto& w : valid->warnings) {
-    warnings.push_back({std::move(w.code), std::move(w.message)});
   }
   const absl::Time deadline = request.timeout == absl::InfiniteDuration()
                                   ? absl::InfiniteFuture()

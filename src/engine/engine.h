@@ -49,6 +49,11 @@ namespace engine {
 
 struct DecodeRequest {
   std::string vin;     // as sent; normalised by the engine
+  // Rule 18: instead of a VIN, one of vPIC's reference requests
+  // (domain::DecodeKey::reference, checked and normalised by the caller);
+  // `vin`, `model_year`, `check_digit_policy` and `allow_partial` are then
+  // unused. Its answer is DecodeResult::document.
+  std::string reference;
   int model_year = 0;  // 0 = no hint
   vin::CheckDigitPolicy check_digit_policy = vin::CheckDigitPolicy::kEnforce;
   // Rule 18: a partial VIN ('*' for an unknown position, or fewer than 17

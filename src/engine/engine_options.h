@@ -50,6 +50,8 @@ struct EngineOptions {
   upstream::PeakHours peak_hours;
   size_t cache_capacity = 100000;  // 0 disables the cache
   absl::Duration cache_ttl = absl::Hours(24);
+  // Rule 18: the TTL of reference answers (GetAllMakes, ...).
+  absl::Duration reference_ttl = absl::Hours(24);
   // Entries older than the TTL are kept this long in all (rule 15), to
   // answer when the live path fails for good.
   absl::Duration cache_stale_max = absl::Hours(24 * 30);

@@ -58,6 +58,9 @@ class Shared final : public FleetCoordinator {
   }
 
   bool Start(const Key& key, uint64_t fid) override {
+    // A reference request (rule 18) is decoded by each replica on its own
+    // (its answer is not in the fleet's cache, nor its flight leased).
+    if (key.is_reference()) return false;
     // Every flight is known, also one that goes on alone while the fleet is
     // down: another replica's DONE ends it too.
     Entry& e = entries_[key];

@@ -233,7 +233,9 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
   result->notes = f->state.warnings;
   for (auto& n : decoded.notes) result->notes.push_back(std::move(n));
   result->decode_time = clock_->WallNow();
-  if (options_.encoder) {
+  result->document = std::move(decoded.document);
+  // (A reference answer is its document: nothing to encode.)
+  if (options_.encoder && !f->key.is_reference()) {
     result->encoded = std::make_shared<const std::string>(options_.encoder(*result));
   }
   const std::shared_ptr<const DecodeResult> cache_answer =
@@ -281,7 +283,7 @@ void Engine::Summarise(const Flight* f, bool ok, std::string outcome,
                        size_t waiters) {
   if (options_.observer == nullptr) return;
   FlightSummary s;
-  s.vin = f->key.vin;
+  s.vin = f->key.text();
   s.model_year = f->key.model_year;
   s.ok = ok;
   s.outcome = std::move(outcome);

@@ -62,6 +62,7 @@ ResultCacheOptions CacheOptionsOf(const EngineOptions& options,
   ResultCacheOptions c;
   c.capacity = options.cache_capacity;
   c.ttl = options.cache_ttl;
+  c.reference_ttl = options.reference_ttl;
   c.stale_max = options.cache_stale_max;
   c.encoder = options.encoder;
   c.decoder = options.decoder;

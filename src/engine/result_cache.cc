@@ -5,6 +5,7 @@
 
 #include "absl/hash/hash.h"
 #include "disk_cache/disk_cache.h"
+#include "vpic/reference.h"
 
 namespace engine {
 namespace {
@@ -23,7 +24,8 @@ ResultCache::ResultCache(ResultCacheOptions o)
       shards_used_(o.capacity < 1024 ? 1 : kShards),
       shard_capacity_((o.capacity + shards_used_ - 1) / shards_used_),
       ttl_(o.ttl),
-      keep_(std::max(o.ttl, o.stale_max)),
+      reference_ttl_(o.reference_ttl),
+      stale_max_(o.stale_max),
       encoder_(std::move(o.encoder)),
       decoder_(std::move(o.decoder)),
       as_cache_answer_(std::move(o.as_cache_answer)),
@@ -55,6 +57,17 @@ std::shared_ptr<const DecodeResult> ResultCache::Insert(
   // With the encoder, encoded once as the cache answer, which keeps only
   // those bytes: made from the live result's bytes when it has them (no
   // copy of the vehicle), else from a copy of the result.
+  if (key.is_reference()) {
+    // A reference answer is its document, kept whole and stored as is.
+    auto answer = std::make_shared<DecodeResult>(result);
+    answer->source = Source::kCache;
+    answer->attempts = 0;
+    InsertAnswer(key, answer, now);
+    if (disk_ != nullptr && result.document != nullptr) {
+      disk_->Put({key.reference, 0, *result.document, result.decode_time});
+    }
+    return answer;
+  }
   absl::optional<std::string> bytes;
   if (encoder_ && as_cache_answer_ && result.encoded != nullptr) {
     bytes = as_cache_answer_(*result.encoded);
@@ -95,8 +108,8 @@ void ResultCache::InsertAnswer(const coalesce::FlightKey& key,
     shard.index.erase(it);
   }
   const absl::Time born = now - age;
-  Entry entry{key, nullptr, absl::Time(), nullptr, born, born + ttl_,
-              born + keep_};
+  Entry entry{key,  nullptr,           absl::Time(),       nullptr,
+              born, born + TtlOf(key), born + KeepOf(key)};
   if (OnlyBytes(*answer) && answer->vin == key.vin) {
     entry.encoded = answer->encoded;
     entry.decode_time = answer->decode_time;
@@ -130,7 +143,7 @@ std::shared_ptr<const DecodeResult> ResultCache::Lookup(
       }
     }
   }
-  if (disk_ == nullptr || !disk_->MayContain(key.vin, key.model_year)) {
+  if (disk_ == nullptr || !disk_->MayContain(key.text(), key.model_year)) {
     return nullptr;
   }
   return LookupDisk(key, now);
@@ -138,23 +151,38 @@ std::shared_ptr<const DecodeResult> ResultCache::Lookup(
 
 std::shared_ptr<const DecodeResult> ResultCache::LookupDisk(
     const coalesce::FlightKey& key, absl::Time now) {
-  absl::optional<disk_cache::Row> row = disk_->Get(key.vin, key.model_year);
+  absl::optional<disk_cache::Row> row = disk_->Get(key.text(), key.model_year);
   if (!row) return nullptr;
-  DecodeResult parsed;
-  if (!decoder_(row->value, &parsed) || parsed.vin != key.vin) {
-    disk_->Discard(key.vin, key.model_year);  // never answered
+  const absl::Time decode_time = row->decode_time;
+  std::shared_ptr<const DecodeResult> answer =
+      AnswerOfRow(key, *std::move(row));
+  if (answer == nullptr) {
+    disk_->Discard(key.text(), key.model_year);  // never answered
     return nullptr;
   }
-  auto answer = std::make_shared<DecodeResult>();
-  answer->vin = key.vin;
-  answer->source = Source::kCache;
-  answer->decode_time = row->decode_time;
-  answer->encoded = std::make_shared<const std::string>(std::move(row->value));
   const absl::Duration age =
-      std::max(absl::ZeroDuration(), clock_->WallNow() - row->decode_time);
-  if (age >= keep_) return nullptr;
+      std::max(absl::ZeroDuration(), clock_->WallNow() - decode_time);
+  if (age >= KeepOf(key)) return nullptr;
   InsertAnswer(key, answer, now, age);
-  if (age >= ttl_) return nullptr;  // stale: for LookupStale only
+  if (age >= TtlOf(key)) return nullptr;  // stale: for LookupStale only
+  return answer;
+}
+
+std::shared_ptr<const DecodeResult> ResultCache::AnswerOfRow(
+    const coalesce::FlightKey& key, disk_cache::Row row) const {
+  auto answer = std::make_shared<DecodeResult>();
+  answer->source = Source::kCache;
+  answer->decode_time = row.decode_time;
+  if (key.is_reference()) {
+    if (!vpic::CheckReferenceDocument(row.value).ok()) return nullptr;
+    answer->document =
+        std::make_shared<const std::string>(std::move(row.value));
+    return answer;
+  }
+  DecodeResult parsed;
+  if (!decoder_(row.value, &parsed) || parsed.vin != key.vin) return nullptr;
+  answer->vin = key.vin;
+  answer->encoded = std::make_shared<const std::string>(std::move(row.value));
   return answer;
 }
 

@@ -25,6 +25,7 @@
 #ifndef VIN_ENGINE_RESULT_CACHE_H_
 #define VIN_ENGINE_RESULT_CACHE_H_
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <list>
@@ -42,6 +43,7 @@
 
 namespace disk_cache {
 class DiskCache;
+struct Row;
 }
 
 namespace engine {
@@ -59,6 +61,8 @@ using CacheAnswerRecoder =
 struct ResultCacheOptions {
   size_t capacity = 0;  // 0 disables the cache
   absl::Duration ttl = absl::Hours(24);
+  // Rule 18: how long a reference answer (GetAllMakes, ...) is fresh.
+  absl::Duration reference_ttl = absl::Hours(24);
   absl::Duration stale_max = absl::ZeroDuration();  // kept this long in all
   ResultEncoder encoder;  // may be empty: entries keep the whole result
   ResultDecoder decoder;  // checks the disk's rows; needed with `disk`
@@ -119,6 +123,18 @@ class ResultCache {
   // The disk's row for `key` as a cache answer kept in memory, if any.
   std::shared_ptr<const DecodeResult> LookupDisk(const coalesce::FlightKey& key,
                                                  absl::Time now);
+  // The TTL of `key`'s entries, and how long they are kept in all.
+  absl::Duration TtlOf(const coalesce::FlightKey& key) const {
+    return key.is_reference() ? reference_ttl_ : ttl_;
+  }
+  absl::Duration KeepOf(const coalesce::FlightKey& key) const {
+    return std::max(TtlOf(key), stale_max_);
+  }
+  // The disk's row for `key` as an answer (a decode's bytes read back with
+  // the decoder, a reference document checked), or nullptr when it does
+  // not read back.
+  std::shared_ptr<const DecodeResult> AnswerOfRow(
+      const coalesce::FlightKey& key, disk_cache::Row row) const;
   // The cache answer an entry stands for.
   static std::shared_ptr<const DecodeResult> AnswerOf(const Entry& entry);
   using List = std::list<Entry>;
@@ -134,7 +150,8 @@ class ResultCache {
   const size_t shards_used_;
   const size_t shard_capacity_;
   const absl::Duration ttl_;
-  const absl::Duration keep_;  // max(ttl, stale_max)
+  const absl::Duration reference_ttl_;
+  const absl::Duration stale_max_;
   const ResultEncoder encoder_;
   const ResultDecoder decoder_;
   const CacheAnswerRecoder as_cache_answer_;

@@ -66,7 +66,7 @@ std::shared_ptr<const DecodeResult> StaleAnswer(
                     failure.message)});
   NoteUnreachable(failure, &result->notes);
   result->encoded = nullptr;
-  if (encoder) {
+  if (encoder && result->document == nullptr) {  // (a document is its bytes)
     result->encoded = std::make_shared<const std::string>(encoder(*result));
   }
   return result;
@@ -76,6 +76,8 @@ std::shared_ptr<const DecodeResult> SnapshotAnswer(
     const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
     const std::vector<vpic::Note>& warnings, const Failure* live_failure,
     absl::Time wall_now, const ResultEncoder& encoder) {
+  // (The snapshot's answers to reference requests: not yet.)
+  if (key.is_reference()) return nullptr;
   const int reference_year = static_cast<int>(
       absl::ToCivilYear(wall_now, absl::UTCTimeZone()).year());
   auto decoded = snap.Decode(key.vin, key.model_year, reference_year);

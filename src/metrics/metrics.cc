@@ -41,7 +41,14 @@ const char* Name(Source s) {
 const char* Name(Outcome o) { return o == Outcome::kDone ? "done" : "failed"; }
 
 const char* Name(Endpoint e) {
-  return e == Endpoint::kSingle ? "single" : "batch";
+  switch (e) {
+    case Endpoint::kSingle:
+      return "single";
+    case Endpoint::kBatch:
+      return "batch";
+    default:
+      return "reference";
+  }
 }
 
 const char* Name(UpstreamResult r) {

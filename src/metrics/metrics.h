@@ -64,7 +64,9 @@ class Histogram {
 // Label values, as enums so that updates index arrays.
 enum class Source { kVpic, kCache, kSnapshot, kCount };
 enum class Outcome { kDone, kFailed, kCount };
-enum class Endpoint { kSingle, kBatch, kCount };
+// The kind of request sent to vPIC: DecodeVinValues, DecodeVINValuesBatch,
+// or any other endpoint (rule 18's reference requests).
+enum class Endpoint { kSingle, kBatch, kReference, kCount };
 enum class UpstreamResult { kOk, kRetryable, kRejected, kCancelled, kCount };
 // engine::FailureReason, in its order (checked where they are mapped).
 enum class Reason {

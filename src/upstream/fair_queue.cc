@@ -5,6 +5,23 @@
 #include <utility>
 
 namespace upstream {
+namespace {
+
+// Rule 18: a reference request (GetAllMakes, ...) is never batched: it goes
+// in a request of its own, which nothing joins.
+bool Closed(const std::vector<FairQueue::Ticket>& out) {
+  return !out.empty() && out.front().key.is_reference();
+}
+
+// Whether `t` may join the request `out` (of the VINs `vins`): a VIN not in
+// it yet, or a reference request as a request's only flight.
+bool Fits(const FairQueue::Ticket& t, const std::vector<FairQueue::Ticket>& out,
+          const absl::flat_hash_set<std::string>& vins) {
+  if (t.key.is_reference()) return out.empty();
+  return !Closed(out) && !vins.contains(t.key.vin);
+}
+
+}  // namespace
 
 FairQueue::FairQueue(FairShareOptions options) : options_(std::move(options)) {}
 
@@ -63,18 +80,19 @@ size_t FairQueue::TakeFrom(Class& c, size_t k,
   // a tenant whose next VINs are all in this request already passes, and
   // when every tenant has passed the request is as full as it can be.
   size_t passes = 0;
-  while (got < k && !c.turns.empty() && passes <= c.turns.size()) {
+  while (got < k && !Closed(*out) && !c.turns.empty() &&
+         passes <= c.turns.size()) {
     const std::string name = c.turns.front();
     Tenant& t = c.tenants.at(name);
     if (t.deficit < 1) t.deficit += weight(name);
     bool served = false, blocked = false;
-    while (got < k && t.deficit >= 1 && !t.seqs.empty()) {
-      // Its first flight whose VIN is not in the request yet (a short look).
+    while (got < k && !Closed(*out) && t.deficit >= 1 && !t.seqs.empty()) {
+      // Its first flight that fits the request (a short look).
       auto it = t.seqs.begin();
       for (int look = 0; it != t.seqs.end() && look < 4; ++it, ++look) {
-        if (!vins->contains(entries_.at(*it).key.vin)) break;
+        if (Fits(entries_.at(*it), *out, *vins)) break;
       }
-      if (it == t.seqs.end() || vins->contains(entries_.at(*it).key.vin)) {
+      if (it == t.seqs.end() || !Fits(entries_.at(*it), *out, *vins)) {
         blocked = true;
         break;
       }
@@ -119,7 +137,7 @@ std::vector<FairQueue::Ticket> FairQueue::Pick(size_t n, bool bulk_allowed) {
     bulk_credit_ -= static_cast<double>(TakeFrom(bulk, owed, &vins, &out));
   }
   TakeFrom(interactive, n - out.size(), &vins, &out);
-  if (bulk_allowed && out.size() < n) {
+  if (bulk_allowed && out.size() < n && !Closed(out)) {
     const size_t more = TakeFrom(bulk, n - out.size(), &vins, &out);
     bulk_credit_ = std::max(0.0, bulk_credit_ - static_cast<double>(more));
   }

@@ -52,7 +52,8 @@ class FairQueue {
   // Takes a flight out (gone, or re-queued). Unknown places are a no-op.
   void Remove(Seq seq);
 
-  // The flights of one request of up to `n` VINs, at most one per VIN:
+  // The flights of one request of up to `n` VINs, at most one per VIN (a
+  // reference request, rule 18, alone):
   // bulk's share first when it is owed (and `bulk_allowed`), then
   // interactive flights, then bulk ones in the room left. `bulk_allowed`
   // false (bulk is over its peak-hour share): interactive flights only.

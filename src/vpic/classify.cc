@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "vpic/parse.h"
+#include "vpic/reference.h"
 
 namespace vpic {
 namespace {
@@ -188,16 +189,13 @@ std::vector<Outcome> ClassifyBatch(const HttpResult& r, absl::Time now,
   return ClassifyBatchAnswer(r, now, vins, &answered);
 }
 
-RequestOutcome ClassifyRequest(const HttpResult& r, absl::Time now,
-                               const std::vector<std::string>* batch_vins) {
+namespace {
+
+// The health and signal of a request whose outcomes are classified.
+RequestOutcome Summarised(const HttpResult& r, std::vector<Outcome> outcomes,
+                          bool vpic_body) {
   RequestOutcome out;
-  bool vpic_body = false;
-  if (batch_vins != nullptr) {
-    out.outcomes = ClassifyBatchAnswer(r, now, *batch_vins, &vpic_body);
-  } else {
-    out.outcomes.push_back(Classify(r, now));
-    vpic_body = out.outcomes.front().verdict == Outcome::Verdict::kDecoded;
-  }
+  out.outcomes = std::move(outcomes);
   out.health = HealthOf(r, vpic_body);
   if (out.outcomes.empty() || r.transport != Transport::kOk) return out;
   const Outcome& first = out.outcomes.front();
@@ -208,6 +206,35 @@ RequestOutcome ClassifyRequest(const HttpResult& r, absl::Time now,
     out.signal = Signal::kAnswered;
   }
   return out;
+}
+
+}  // namespace
+
+RequestOutcome ClassifyRequest(const HttpResult& r, absl::Time now,
+                               const std::vector<std::string>* batch_vins) {
+  bool vpic_body = false;
+  std::vector<Outcome> outcomes;
+  if (batch_vins != nullptr) {
+    outcomes = ClassifyBatchAnswer(r, now, *batch_vins, &vpic_body);
+  } else {
+    outcomes.push_back(Classify(r, now));
+    vpic_body = outcomes.front().verdict == Outcome::Verdict::kDecoded;
+  }
+  return Summarised(r, std::move(outcomes), vpic_body);
+}
+
+RequestOutcome ClassifyReferenceRequest(const HttpResult& r, absl::Time now) {
+  std::vector<Outcome> outcomes(1);
+  if (absl::optional<Outcome> failed = ClassifyFailure(r, now)) {
+    outcomes[0] = *std::move(failed);
+  } else if (absl::Status ok = CheckReferenceDocument(r.body); !ok.ok()) {
+    outcomes[0] = BadResponse(ok, r, now);
+  } else {
+    outcomes[0].verdict = Outcome::Verdict::kDecoded;
+    outcomes[0].decoded.document = std::make_shared<const std::string>(r.body);
+  }
+  const bool vpic_body = outcomes[0].verdict == Outcome::Verdict::kDecoded;
+  return Summarised(r, std::move(outcomes), vpic_body);
 }
 
 }  // namespace vpic

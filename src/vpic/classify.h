@@ -100,6 +100,12 @@ struct RequestOutcome {
 RequestOutcome ClassifyRequest(const HttpResult& result, absl::Time now,
                                const std::vector<std::string>* batch_vins);
 
+// Classifies one reference request (reference.h): its transport and status
+// as Classify() does; a 200 is an answer when its body is a vPIC JSON
+// document (however few its Results), else a retryable bad_response.
+RequestOutcome ClassifyReferenceRequest(const HttpResult& result,
+                                        absl::Time now);
+
 // Parses a Retry-After value: delta-seconds ("120") or an HTTP date
 // ("Wed, 21 Oct 2015 07:28:00 GMT"); a date in the past gives zero.
 absl::optional<absl::Duration> ParseRetryAfter(absl::string_view value,

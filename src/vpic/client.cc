@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "vpic/reference.h"
 
 namespace vpic {
 
@@ -270,6 +271,11 @@ Client::RequestId Client::StartBatch(const std::vector<BatchEntry>& entries,
   // A POST is not re-sent on a redirect as a GET.
   curl_easy_setopt(t->easy, CURLOPT_POSTREDIR, CURL_REDIR_POST_ALL);
   return Add(t);
+}
+
+Client::RequestId Client::StartReference(const std::string& reference,
+                                         Callback done) {
+  return Add(Begin(ReferenceUrl(options_.base_url, reference), std::move(done)));
 }
 
 void Client::Cancel(RequestId id) {

@@ -60,6 +60,8 @@ class Client final : public UpstreamClient {
                   Callback done) override;
   RequestId StartBatch(const std::vector<BatchEntry>& entries,
                        Callback done) override;
+  RequestId StartReference(const std::string& reference,
+                           Callback done) override;
   void Cancel(RequestId id) override;
   void Attach(loop::EventLoop* loop) override;
 

@@ -41,6 +41,9 @@ class UpstreamClient {
   // POST DecodeVINValuesBatch for several VINs (at most 50, as vPIC allows).
   virtual RequestId StartBatch(const std::vector<BatchEntry>& entries,
                                Callback done) = 0;
+  // GET a reference request (rule 18; reference.h's ReferenceUrl) as JSON.
+  virtual RequestId StartReference(const std::string& reference,
+                                   Callback done) = 0;
   // Aborts a request; its callback never runs. Unknown ids are a no-op.
   virtual void Cancel(RequestId id) = 0;
   // Requests in progress.

@@ -2,6 +2,7 @@
 #ifndef VIN_VPIC_VEHICLE_H_
 #define VIN_VPIC_VEHICLE_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ using Vehicle = domain::Vehicle;
 struct Decoded {
   Vehicle vehicle;
   std::vector<Note> notes;
+  // A reference request's answer (reference.h): the JSON document, checked.
+  std::shared_ptr<const std::string> document;
 };
 
 // Fills the typed fields of `vehicle` from its `attributes` (vPIC variable

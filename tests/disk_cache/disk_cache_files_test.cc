@@ -6,10 +6,12 @@
 #include <random>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "disk_cache/disk_cache.h"
 #include "disk_cache/disk_cache_fixture.h"
+#include "disk_cache/row_key.h"
 #include "disk_cache/store_file.h"
 
 namespace disk_cache_test {
@@ -113,16 +115,73 @@ TEST_F(BrokenFileTest, OurApplicationIdWithANewerSchema) {
                                         "; PRAGMA user_version = 7; "
                                         "CREATE TABLE entries_v7 (x);")),
             "");
-  ExpectSetAsideAndReplaced("has schema version 7, newer than this build's 1");
+  ExpectSetAsideAndReplaced("has schema version 7, newer than this build's 2");
 }
 
 TEST_F(BrokenFileTest, OurHeaderWithoutOurTable) {
   ASSERT_EQ(RawExec(path_, absl::StrCat("PRAGMA application_id = ",
                                         disk_cache::kApplicationId,
+                                        "; PRAGMA user_version = 2; "
+                                        "CREATE TABLE other (x);")),
+            "");
+  ExpectSetAsideAndReplaced("lacks the table or index of schema version 2");
+}
+
+TEST_F(BrokenFileTest, AVersionOneHeaderWithoutItsTable) {
+  ASSERT_EQ(RawExec(path_, absl::StrCat("PRAGMA application_id = ",
+                                        disk_cache::kApplicationId,
                                         "; PRAGMA user_version = 1; "
                                         "CREATE TABLE other (x);")),
             "");
-  ExpectSetAsideAndReplaced("lacks the table or index of schema version 1");
+  ExpectSetAsideAndReplaced("cannot be migrated from schema version 1 (");
+  EXPECT_TRUE(absl::StrContains(warnings_.lines()[0], "no such table: entries"))
+      << warnings_.lines()[0];
+}
+
+// The store of version 0.31 and before (schema 1: a `vin` column) is
+// migrated in place, never set aside: its rows answer as before, and new
+// keys (vPIC's reference requests, rule 18) go in beside them.
+TEST_F(DiskCacheTest, AVersionOneStoreIsMigratedWithItsRows) {
+  const absl::Time decoded = base_ - absl::Hours(1);
+  std::string sql = absl::StrCat(
+      "PRAGMA application_id = ", disk_cache::kApplicationId,
+      "; PRAGMA user_version = 1; PRAGMA journal_mode = WAL; "
+      "CREATE TABLE entries (id INTEGER PRIMARY KEY, vin TEXT NOT NULL, "
+      "model_year INTEGER NOT NULL, value BLOB NOT NULL, crc INTEGER NOT "
+      "NULL, decode_time INTEGER NOT NULL, stored_at INTEGER NOT NULL, "
+      "bytes INTEGER NOT NULL); "
+      "CREATE INDEX entries_by_age ON entries(decode_time, bytes);");
+  for (int i = 0; i < 3; ++i) {
+    const int year = i == 2 ? 2011 : 0;
+    absl::StrAppend(
+        &sql, "INSERT INTO entries VALUES (",
+        disk_cache::KeyId(TestVin(i), year), ", '", TestVin(i), "', ", year,
+        ", X'", absl::BytesToHexString(TestValue(i)), "', ",
+        disk_cache::Checksum(TestValue(i)), ", ",
+        absl::ToUnixNanos(decoded), ", ", absl::ToUnixNanos(decoded), ", ",
+        disk_cache::RowBytes(TestVin(i), TestValue(i)), ");");
+  }
+  ASSERT_EQ(RawExec(path_, sql), "");
+  {
+    auto cache = OpenCache();
+    ASSERT_NE(cache, nullptr);
+    EXPECT_TRUE(warnings_.lines().empty());  // nothing set aside
+    EXPECT_EQ(cache->stats().entries, 3u);
+    for (int i = 0; i < 3; ++i) {
+      const int year = i == 2 ? 2011 : 0;
+      auto row = cache->Get(TestVin(i), year);
+      ASSERT_TRUE(row.has_value()) << i;
+      EXPECT_EQ(row->value, TestValue(i));
+      EXPECT_EQ(row->decode_time, decoded);
+    }
+    cache->Put({"GetModelsForMake/honda", 0, "{\"Count\":0}", base_});
+  }
+  EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), 2);
+  auto cache = OpenCache();
+  ASSERT_NE(cache, nullptr);
+  EXPECT_EQ(cache->Get(TestVin(1), 0)->value, TestValue(1));
+  EXPECT_EQ(cache->Get("GetModelsForMake/honda", 0)->value, "{\"Count\":0}");
+  EXPECT_TRUE(warnings_.lines().empty());
 }
 
 TEST_F(BrokenFileTest, ADirectory) {

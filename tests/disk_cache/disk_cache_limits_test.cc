@@ -168,7 +168,7 @@ TEST_F(DiskCacheTest, RowsPastKeepForAreNotServedAndAreDeleted) {
     EXPECT_TRUE(cache->Get(TestVin(3), 0).has_value());
     std::vector<int> warm;
     cache->ForEachNewest(10, [&](Row row) {
-      warm.push_back(IndexOf(row.vin));
+      warm.push_back(IndexOf(row.key));
       return true;
     });
     EXPECT_EQ(warm, std::vector<int>{3});
@@ -203,7 +203,7 @@ TEST_F(DiskCacheTest, ADiscardedRowIsDeletedCountedAndNeverServedAgain) {
       RawExec(path_, absl::StrCat("UPDATE entries SET value = x'",
                                   "08ffffffff0f2067617262616765",
                                   "', crc = ", disk_cache::Checksum(garbage),
-                                  " WHERE vin = '", TestVin(2), "'")),
+                                  " WHERE key = '", TestVin(2), "'")),
       "");
   {
     auto cache = OpenCache();
@@ -220,7 +220,7 @@ TEST_F(DiskCacheTest, ADiscardedRowIsDeletedCountedAndNeverServedAgain) {
     EXPECT_TRUE(cache->Get(TestVin(3), 0).has_value());
   }
   EXPECT_EQ(
-      RawInt(path_, absl::StrCat("SELECT count(*) FROM entries WHERE vin = '",
+      RawInt(path_, absl::StrCat("SELECT count(*) FROM entries WHERE key = '",
                                  TestVin(2), "'")),
       0);
   auto cache = OpenCache();
@@ -239,11 +239,11 @@ TEST_F(DiskCacheTest, ARowThatIsNotIntactIsNeverServed) {
   }
   ASSERT_EQ(
       RawExec(path_, absl::StrCat("UPDATE entries SET value = x'00ff' "
-                                  "WHERE vin = '",
+                                  "WHERE key = '",
                                   TestVin(1),
                                   "';"
                                   "UPDATE entries SET decode_time = 'soon' "
-                                  "WHERE vin = '",
+                                  "WHERE key = '",
                                   TestVin(3), "';")),
       "");
   auto cache = OpenCache();
@@ -251,7 +251,7 @@ TEST_F(DiskCacheTest, ARowThatIsNotIntactIsNeverServed) {
   EXPECT_FALSE(cache->Get(TestVin(1), 0).has_value());
   std::vector<int> warm;
   cache->ForEachNewest(10, [&](Row row) {
-    warm.push_back(IndexOf(row.vin));
+    warm.push_back(IndexOf(row.key));
     return true;
   });
   EXPECT_EQ(warm, (std::vector<int>{4, 2, 0}));

@@ -45,8 +45,8 @@ TEST_F(DiskCacheTest, RowsSurviveAReopen) {
 
   std::vector<int> order;
   cache->ForEachNewest(kRows + 10, [&](Row row) {
-    EXPECT_EQ(row.value, TestValue(IndexOf(row.vin)));
-    order.push_back(IndexOf(row.vin));
+    EXPECT_EQ(row.value, TestValue(IndexOf(row.key)));
+    order.push_back(IndexOf(row.key));
     return true;
   });
   std::vector<int> newest_first(kRows);
@@ -61,13 +61,13 @@ TEST_F(DiskCacheTest, ForEachNewestStopsAtItsLimitOrWhenTold) {
   PutRows(*cache, 50, base_);
   std::vector<int> seen;
   cache->ForEachNewest(5, [&](Row row) {
-    seen.push_back(IndexOf(row.vin));
+    seen.push_back(IndexOf(row.key));
     return true;
   });
   EXPECT_EQ(seen, (std::vector<int>{49, 48, 47, 46, 45}));
   seen.clear();
   cache->ForEachNewest(50, [&](Row row) {
-    seen.push_back(IndexOf(row.vin));
+    seen.push_back(IndexOf(row.key));
     return seen.size() < 3;
   });
   EXPECT_EQ(seen, (std::vector<int>{49, 48, 47}));
@@ -201,8 +201,8 @@ TEST_F(DiskCacheTest, ASigkillLosesNothingCommittedAndLeavesNoHalfRow) {
   }
   uint64_t seen = 0;
   cache->ForEachNewest(s.entries + 1, [&](Row row) {
-    const int i = IndexOf(row.vin);
-    EXPECT_GE(i, 0) << row.vin;
+    const int i = IndexOf(row.key);
+    EXPECT_GE(i, 0) << row.key;
     EXPECT_EQ(row.value, TestValue(i)) << i;
     ++seen;
     return true;

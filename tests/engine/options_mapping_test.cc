@@ -105,12 +105,14 @@ TEST(CacheOptionsOf, EachFieldByName) {
   EngineOptions o = WithResultBytes();
   o.cache_capacity = 123;
   o.cache_ttl = absl::Hours(2);
+  o.reference_ttl = absl::Hours(7);
   o.cache_stale_max = absl::Hours(3);
   o.disk_cache = reinterpret_cast<disk_cache::DiskCache*>(0x10);
   retry::FakeClock clock;
   const ResultCacheOptions c = CacheOptionsOf(o, &clock);
   EXPECT_EQ(c.capacity, 123u);
   EXPECT_EQ(c.ttl, absl::Hours(2));
+  EXPECT_EQ(c.reference_ttl, absl::Hours(7));
   EXPECT_EQ(c.stale_max, absl::Hours(3));
   EXPECT_EQ(c.disk, o.disk_cache);
   EXPECT_EQ(c.clock, &clock);

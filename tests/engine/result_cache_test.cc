@@ -109,6 +109,23 @@ TEST(ResultCache, ZeroCapacityStoresNothing) {
 namespace engine {
 namespace {
 
+// 10 entries, fresh for an hour (a reference answer for six), kept 48 hours,
+// over `disk`.
+ResultCacheOptions OverDisk(ResultEncoder encoder, ResultDecoder decoder,
+                            disk_cache::DiskCache* disk,
+                            const retry::Clock* clock) {
+  ResultCacheOptions o;
+  o.capacity = 10;
+  o.ttl = absl::Hours(1);
+  o.reference_ttl = absl::Hours(6);
+  o.stale_max = absl::Hours(48);
+  o.encoder = std::move(encoder);
+  o.decoder = std::move(decoder);
+  o.disk = disk;
+  o.clock = clock;
+  return o;
+}
+
 // The disk layer (rule 14): what one cache wrote, a new cache over the same
 // file answers, with the entry's age; a row that does not parse is
 // discarded, never answered; a stale one answers LookupStale only.
@@ -134,8 +151,7 @@ TEST(ResultCacheDisk, AnotherCacheOverTheSameFileAnswersWithTheAge) {
     d.clock = &clock;
     auto disk = disk_cache::DiskCache::Open(d, [](const std::string&) {});
     ASSERT_TRUE(disk.ok()) << disk.status();
-    ResultCache cache({10, absl::Hours(1), absl::Hours(48), encoder, decoder,
-                       disk->get(), &clock});
+    ResultCache cache(OverDisk(encoder, decoder, disk->get(), &clock));
     cache.Insert(a, Live(a.vin, "HONDA"), clock.Now());
     cache.Insert(b, Live(b.vin, "FORD"), clock.Now());
     (*disk)->Close();
@@ -146,8 +162,7 @@ TEST(ResultCacheDisk, AnotherCacheOverTheSameFileAnswersWithTheAge) {
   d.clock = &clock;
   auto disk = disk_cache::DiskCache::Open(d, [](const std::string&) {});
   ASSERT_TRUE(disk.ok());
-  ResultCache cache({10, absl::Hours(1), absl::Hours(48), encoder, decoder,
-                     disk->get(), &clock});
+  ResultCache cache(OverDisk(encoder, decoder, disk->get(), &clock));
   auto hit = cache.Lookup(a, clock.Now());
   ASSERT_NE(hit, nullptr) << "read from the file";
   EXPECT_EQ(hit->source, Source::kCache);
@@ -159,6 +174,60 @@ TEST(ResultCacheDisk, AnotherCacheOverTheSameFileAnswersWithTheAge) {
   auto stale = cache.LookupStale(b, clock.Now());
   ASSERT_TRUE(stale);
   EXPECT_EQ(stale->age, absl::Hours(2) + absl::Minutes(1));
+  std::system(("rm -rf " + std::string(tmpl)).c_str());
+}
+
+// Rule 18: a reference answer (GetModelsForMake, ...) is kept as its
+// document, fresh for --reference_ttl (not --cache_ttl), on disk as it is;
+// a row that is not a vPIC document is discarded, never answered.
+TEST(ResultCacheDisk, AReferenceAnswerIsItsDocumentForTheReferenceTtl) {
+  char tmpl[] = "/tmp/vin-result-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/c.db";
+  retry::FakeClock clock(absl::FromUnixSeconds(1000));
+  ResultDecoder never = [](const std::string&, DecodeResult*) { return false; };
+  const std::string doc =
+      R"({"Count":1,"Message":"Response returned successfully",)"
+      R"("SearchCriteria":"Make:honda","Results":[{"Make_ID":474,)"
+      R"("Make_Name":"HONDA","Model_ID":1861,"Model_Name":"Accord"}]})";
+  coalesce::FlightKey models;
+  models.reference = "GetModelsForMake/honda";
+  coalesce::FlightKey broken;
+  broken.reference = "GetAllMakes";
+  disk_cache::Options d;
+  d.path = path;
+  d.clock = &clock;
+  {
+    auto disk = disk_cache::DiskCache::Open(d, [](const std::string&) {});
+    ASSERT_TRUE(disk.ok()) << disk.status();
+    ResultCache cache(OverDisk({}, never, disk->get(), &clock));
+    DecodeResult live;
+    live.document = std::make_shared<const std::string>(doc);
+    live.decode_time = clock.WallNow();
+    live.attempts = 1;
+    auto answer = cache.Insert(models, live, clock.Now());
+    EXPECT_EQ(answer->source, Source::kCache);
+    EXPECT_EQ(answer->attempts, 0);
+    (*disk)->Put({"GetAllMakes", 0, "<html>maintenance</html>",
+                  clock.WallNow()});
+    (*disk)->Close();
+  }
+  auto disk = disk_cache::DiskCache::Open(d, [](const std::string&) {});
+  ASSERT_TRUE(disk.ok());
+  ResultCache cache(OverDisk({}, never, disk->get(), &clock));
+  clock.Advance(absl::Hours(5));  // past --cache_ttl, within --reference_ttl
+  auto hit = cache.Lookup(models, clock.Now());
+  ASSERT_NE(hit, nullptr) << "read from the file";
+  ASSERT_NE(hit->document, nullptr);
+  EXPECT_EQ(*hit->document, doc);
+  EXPECT_EQ(hit->source, Source::kCache);
+  EXPECT_EQ(cache.Lookup(broken, clock.Now()), nullptr);
+  EXPECT_FALSE((*disk)->MayContain("GetAllMakes", 0)) << "discarded";
+  clock.Advance(absl::Hours(2));  // past --reference_ttl: stale
+  EXPECT_EQ(cache.Lookup(models, clock.Now()), nullptr);
+  auto stale = cache.LookupStale(models, clock.Now());
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(*stale->answer->document, doc);
   std::system(("rm -rf " + std::string(tmpl)).c_str());
 }
 

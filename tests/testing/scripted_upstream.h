@@ -23,6 +23,7 @@ class ScriptedUpstream : public vpic::UpstreamClient {
     absl::Time at;  // on the engine's clock
     bool batch = false;
     std::vector<vpic::BatchEntry> entries;  // one for a single request
+    std::string reference;  // a reference request's (rule 18); no entries
     bool cancelled = false;
   };
 
@@ -38,6 +39,12 @@ class ScriptedUpstream : public vpic::UpstreamClient {
   RequestId StartBatch(const std::vector<vpic::BatchEntry>& entries,
                        Callback done) override {
     return Record(true, entries, std::move(done));
+  }
+  RequestId StartReference(const std::string& reference,
+                           Callback done) override {
+    const RequestId id = Record(false, {}, std::move(done));
+    sent_[id - 1].reference = reference;
+    return id;
   }
   void Cancel(RequestId id) override {
     open_.erase(id);
