@@ -149,6 +149,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (!options.http.listen.empty()) {
     http::GatewayOptions h = options.http;
     h.cache_ttl = options.engine.cache_ttl;
+    h.reference_ttl = options.engine.reference_ttl;
     h.stream_window = static_cast<size_t>(options.batch_window);
     h.counters = &s->http_counters_;
     auto gateway = http::Gateway::Start(std::move(h), s->engine_.get());

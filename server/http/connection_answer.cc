@@ -68,7 +68,8 @@ void Connection::Preflight(const bhttp::request_header<>& head) {
     asked = std::string(h->value());
   }
   res->set(bhttp::field::access_control_allow_headers,
-           asked.empty() ? "Content-Type, X-Request-Timeout, If-None-Match"
+           asked.empty() ? "Content-Type, X-Request-Timeout, If-None-Match, "
+                           "X-Vin-Source-Preference"
                          : HeaderSafe(asked));
   res->set(bhttp::field::access_control_max_age, "600");
   Send(std::move(res));

@@ -12,6 +12,7 @@
 #include "server/http/http_status.h"
 #include "server/http/ndjson_stream.h"
 #include "server/http/vpic_decode.h"
+#include "server/http/vpic_reference.h"
 
 namespace server {
 namespace http {
@@ -62,6 +63,8 @@ std::unique_ptr<Exchange> MakeExchange(const Route& route, Connection* c,
     case Route::Kind::kVpicVariables:
     case Route::Kind::kVpicBatch:
       return std::make_unique<VpicDecode>(c, seq);
+    case Route::Kind::kVpicReference:
+      return std::make_unique<VpicReference>(c, seq);
     case Route::Kind::kDecode:
       return std::make_unique<ApiDecode>(c, seq);
     case Route::Kind::kDecodeBatch:

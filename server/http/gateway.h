@@ -79,8 +79,10 @@ struct GatewayOptions {
   // Each request's deadline, unless the client's X-Request-Timeout is
   // shorter (--http_deadline).
   absl::Duration deadline = absl::Seconds(30);
-  // The freshness of a cache entry (--cache_ttl), for Cache-Control.
+  // The freshness of a cache entry (--cache_ttl), for Cache-Control, and
+  // of a reference answer's (--reference_ttl; rule 18).
   absl::Duration cache_ttl = absl::Hours(24);
+  absl::Duration reference_ttl = absl::Hours(24);
   size_t header_limit = 16 * 1024;
   // POST /v1/decode's body: one DecodeRequest, as gRPC's message limit.
   size_t decode_body_limit = 64 * 1024;

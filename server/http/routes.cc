@@ -103,6 +103,8 @@ const char* RouteLabel(Route::Kind kind) {
       return "vpic_variables";
     case Route::Kind::kVpicBatch:
       return "vpic_batch";
+    case Route::Kind::kVpicReference:
+      return "vpic_reference";
     case Route::Kind::kDecode:
       return "decode";
     case Route::Kind::kDecodeBatch:
@@ -207,6 +209,29 @@ Route VpicVinRoute(Route r, absl::string_view raw_vin, absl::string_view path,
   return r;
 }
 
+// A GET of one of vPIC's reference endpoints (`rest`: what follows its
+// name in the path, as written).
+Route VpicReferenceRoute(const VpicEndpoint& e, absl::string_view method,
+                         absl::string_view rest, absl::string_view target) {
+  if (method != "GET" && method != "HEAD") {
+    return MethodNotAllowed(absl::StrCat(e.name, " takes GET"), kAllowGet);
+  }
+  absl::StatusOr<VpicFormat> f = FormatOf(target);
+  if (!f.ok()) return Error(400, std::string(f.status().message()));
+  absl::StatusOr<ReferenceRequest> req = ParseReference(e, rest, target);
+  if (!req.ok()) {
+    return Error(absl::IsNotFound(req.status()) ? 404 : 400,
+                 std::string(req.status().message()));
+  }
+  Route r;
+  r.kind = Route::Kind::kVpicReference;
+  r.status = 200;
+  r.format = *f;
+  r.endpoint = req->endpoint;
+  r.reference = std::move(req->key);
+  return r;
+}
+
 }  // namespace
 
 Route RouteOf(absl::string_view method, absl::string_view target) {
@@ -226,6 +251,11 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
     if (slash != absl::string_view::npos) {
       raw_vin = path.substr(kVpicPrefix.size() + slash + 1);
       op = op.substr(0, slash);
+    }
+  }
+  if (vpic) {
+    if (const VpicEndpoint* e = FindVpicEndpoint(op)) {
+      return VpicReferenceRoute(*e, method, raw_vin, target);
     }
   }
   bool known_op = false;  // a vPIC op served, in another path form
@@ -259,13 +289,15 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
     }
     return r;
   }
-  if (vpic && !raw_vin.empty() && !known_op) {
+  if (vpic && !op.empty() && !known_op) {
     return Error(
         404,
-        absl::StrCat("vPIC's ", path.substr(kVpicPrefix.size(), op.size()),
-                     " is not served: this service answers "
+        absl::StrCat("vPIC has no endpoint ",
+                     path.substr(kVpicPrefix.size(), op.size()),
+                     " that this service serves: it answers "
                      "DecodeVinValues, DecodeVinValuesExtended, DecodeVin, "
-                     "DecodeVinExtended and DecodeVINValuesBatch"));
+                     "DecodeVinExtended, DecodeVINValuesBatch, ",
+                     VpicEndpointNames()));
   }
   return Error(404, absl::StrCat("no such path: ", path));
 }

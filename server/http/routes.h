@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "server/http/vpic_document.h"
+#include "server/http/vpic_endpoints.h"
 
 namespace server {
 namespace http {
@@ -21,6 +22,7 @@ struct Route {
     kVpicValues,     // GET DecodeVinValues[Extended]/{vin}
     kVpicVariables,  // GET DecodeVin/{vin} (vPIC's Variable/Value list)
     kVpicBatch,      // POST DecodeVINValuesBatch/ (the form is in the body)
+    kVpicReference,  // GET any other vPIC endpoint (vpic_endpoints.h)
     kDecode,         // POST /v1/decode
     kDecodeBatch,    // POST /v1/decode:batch
     kPage,           // GET / (the page for people)
@@ -35,6 +37,10 @@ struct Route {
   // modelyear (0 when none).
   std::string vin;
   int model_year = 0;
+  // kVpicReference: the endpoint, and the request's normalised key
+  // (ReferenceRequest::key).
+  const VpicEndpoint* endpoint = nullptr;
+  std::string reference;
   // vPIC's GET paths: the format asked in the query (`format`, XML when
   // none). The batch form's is in its body (ParseBatchForm), as on vPIC.
   VpicFormat format = VpicFormat::kXml;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -42,44 +43,69 @@ const char* SourceName(vin::v1::Source s) {
   }
 }
 
+void SetProvenance(const std::vector<vin::v1::DecodeResult>& results,
+                   absl::Duration cache_ttl, Response* res) {
+  Provenance p;
+  for (const auto& r : results) {
+    p.Add(SourceName(r.source()), r.source() == vin::v1::SOURCE_SNAPSHOT,
+          absl::FromUnixSeconds(r.decode_time().seconds()) +
+              absl::Nanoseconds(r.decode_time().nanos()));
+    for (const auto& n : r.notes()) p.Note(n.code(), n.message());
+  }
+  p.Set(cache_ttl, res);
+}
+
+}  // namespace
+
+void Provenance::Add(const char* source, bool from_snapshot,
+                     absl::Time decode_time) {
+  sources.push_back(source);
+  snapshot |= from_snapshot;
+  oldest = std::min(oldest, decode_time);
+}
+
+void Provenance::Note(absl::string_view code, absl::string_view message) {
+  stale |= code == "stale";
+  notes.push_back(HeaderSafe(absl::StrCat(code, ": ", message)));
+}
+
+void Provenance::Add(const engine::DecodeResult& r) {
+  Add(r.source == engine::Source::kVpic    ? "vpic"
+      : r.source == engine::Source::kCache ? "cache"
+                                           : "snapshot",
+      r.source == engine::Source::kSnapshot, r.decode_time);
+  for (const auto& n : r.notes) Note(n.code, n.message);
+}
+
 // Where the answer came from (X-Vin-Source, X-Vin-Stale, X-Vin-Note), and
 // how long it may be kept: a live answer until its cache entry expires,
 // a stale or snapshot one revalidated each time.
-void Provenance(const std::vector<vin::v1::DecodeResult>& results,
-                absl::Duration cache_ttl, Response* res) {
-  std::vector<std::string> sources;
-  bool stale = false, snapshot = false;
-  absl::Time oldest = absl::InfiniteFuture();
-  for (const auto& r : results) {
-    sources.push_back(SourceName(r.source()));
-    snapshot |= r.source() == vin::v1::SOURCE_SNAPSHOT;
-    oldest = std::min(oldest, absl::FromUnixSeconds(r.decode_time().seconds()) +
-                                  absl::Nanoseconds(r.decode_time().nanos()));
-    for (const auto& n : r.notes()) {
-      stale |= n.code() == "stale";
-      res->insert("X-Vin-Note",
-                  HeaderSafe(absl::StrCat(n.code(), ": ", n.message())));
-    }
-  }
+void Provenance::Set(absl::Duration ttl, Response* res) const {
+  for (const std::string& n : notes) res->insert("X-Vin-Note", n);
   res->set("X-Vin-Source", absl::StrJoin(sources, ","));
   if (stale) res->set("X-Vin-Stale", "true");
   if (stale || snapshot) {
     res->set(bhttp::field::cache_control, "no-cache");
   } else {
-    const absl::Duration left = cache_ttl - (absl::Now() - oldest);
+    const absl::Duration left = ttl - (absl::Now() - oldest);
     res->set(bhttp::field::cache_control,
              absl::StrCat("max-age=",
                           std::max<int64_t>(0, absl::ToInt64Seconds(left))));
   }
 }
 
-}  // namespace
-
 void VpicDecode::Start() {
   const Route& route = c_->route();
   format_ = route.format;
+  auto preference = SourcePreferenceHeader(c_->request());
+  if (!preference.ok()) {
+    return c_->Fail(400, domain::ErrorReason::kMalformedRequest,
+                    preference.status().message(), false);
+  }
+  preference_ = *preference;
   if (route.kind == Route::Kind::kVpicBatch) return StartBatch();
   engine::DecodeRequest r;
+  r.source_preference = preference_;
   r.vin = route.vin;
   r.model_year = route.model_year;
   r.allow_partial = true;  // vPIC decodes partial VINs
@@ -109,6 +135,7 @@ void VpicDecode::StartBatch() {
                                "): ", valid.status().message()));
     }
     engine::DecodeRequest r;
+    r.source_preference = preference_;
     r.vin = e.vin;
     r.model_year = e.model_year;
     r.allow_partial = true;
@@ -145,9 +172,10 @@ void VpicDecode::Answer(std::vector<Outcome>& outcomes) {
   Send(results, body, ETagOf(body));
 }
 
-void VpicDecode::Fail(const engine::Failure& f, absl::string_view message) {
+void SendVpicFailure(Connection* c, const engine::Failure& f,
+                     absl::string_view message) {
   const int status = HttpStatusOf(f.reason);
-  auto res = c_->MakeResponse(status);
+  auto res = c->MakeResponse(status);
   res->set(bhttp::field::content_type, "application/json; charset=utf-8");
   res->set(bhttp::field::cache_control, "no-store");
   // When to come back (at least a second, also when the engine suggests
@@ -158,7 +186,27 @@ void VpicDecode::Fail(const engine::Failure& f, absl::string_view message) {
   res->body() =
       ErrorBody(status, absl::AsciiStrToUpper(domain::TraitsOf(f.reason).label),
                 domain::ReasonOf(f), message, f.retryable, f.retry_delay);
-  c_->Send(std::move(res));
+  c->Send(std::move(res));
+}
+
+absl::StatusOr<engine::SourcePreference> SourcePreferenceHeader(
+    const Request& request) {
+  auto it = request.find("X-Vin-Source-Preference");
+  if (it == request.end()) return engine::SourcePreference::kUnspecified;
+  const absl::string_view v = absl::StripAsciiWhitespace(
+      absl::string_view(it->value().data(), it->value().size()));
+  if (absl::EqualsIgnoreCase(v, "live_only")) {
+    return engine::SourcePreference::kLiveOnly;
+  }
+  if (absl::EqualsIgnoreCase(v, "snapshot_only")) {
+    return engine::SourcePreference::kSnapshotOnly;
+  }
+  if (absl::EqualsIgnoreCase(v, "live_then_snapshot")) {
+    return engine::SourcePreference::kLiveThenSnapshot;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "X-Vin-Source-Preference \"", HeaderSafe(v.substr(0, 64)),
+      "\" is not one of live_only, snapshot_only, live_then_snapshot"));
 }
 
 void VpicDecode::AnswerValues(
@@ -185,7 +233,7 @@ void VpicDecode::Send(const std::vector<vin::v1::DecodeResult>& results,
                       const std::string& body, const std::string& etag) {
   auto res = c_->MakeResponse(200);
   res->set(bhttp::field::content_type, ContentTypeOf(format_));
-  Provenance(results, c_->options().cache_ttl, res.get());
+  SetProvenance(results, c_->options().cache_ttl, res.get());
   c_->SendTagged(std::move(res), body, etag);
 }
 

@@ -32,6 +32,36 @@ struct Rendered {
   std::string etag;
 };
 
+// Where the answers of a response came from, for its headers
+// (X-Vin-Source, X-Vin-Stale, X-Vin-Note) and how long it may be kept
+// (Cache-Control: a live answer until its cache entry expires, `ttl` after
+// its decode; a stale or snapshot one revalidated each time).
+struct Provenance {
+  std::vector<std::string> sources;  // "vpic", "cache", "snapshot"
+  std::vector<std::string> notes;    // "code: message", header-safe
+  absl::Time oldest = absl::InfiniteFuture();
+  bool stale = false;
+  bool snapshot = false;
+
+  void Add(const char* source, bool from_snapshot, absl::Time decode_time);
+  void Add(const engine::DecodeResult& result);  // with its notes
+  void Note(absl::string_view code, absl::string_view message);
+  void Set(absl::Duration ttl, Response* res) const;
+};
+
+// An engine failure on vPIC's paths: {"error":{...}} with the HTTP status
+// of its reason and `message` (the failure's, or naming the VIN), and
+// Retry-After on a 503 or 429.
+void SendVpicFailure(Connection* c, const engine::Failure& failure,
+                     absl::string_view message);
+
+// The X-Vin-Source-Preference header of vPIC's paths (live_only,
+// snapshot_only, live_then_snapshot; any case): the request's source
+// preference (unspecified when absent: the server's), or an error naming
+// the header and its values.
+absl::StatusOr<engine::SourcePreference> SourcePreferenceHeader(
+    const Request& request);
+
 class VpicDecode final : public GatheringExchange {
  public:
   using GatheringExchange::GatheringExchange;
@@ -46,11 +76,12 @@ class VpicDecode final : public GatheringExchange {
   void AnswerValues(const std::shared_ptr<const engine::DecodeResult>& answer);
   void Send(const std::vector<vin::v1::DecodeResult>& results,
             const std::string& body, const std::string& etag);
-  // An engine failure: {"error":{...}} with the HTTP status of its reason,
-  // `message` (the failure's, or naming the VIN).
-  void Fail(const engine::Failure& failure, absl::string_view message);
+  void Fail(const engine::Failure& failure, absl::string_view message) {
+    SendVpicFailure(c_, failure, message);
+  }
 
   VpicFormat format_ = VpicFormat::kXml;  // the route's, or the form's
+  engine::SourcePreference preference_ = engine::SourcePreference::kUnspecified;
 };
 
 }  // namespace internal

@@ -50,39 +50,93 @@ void AppendXmlElement(absl::string_view name, absl::string_view text,
   absl::StrAppend(out, "</", name, ">");
 }
 
+void AppendJsonList(const std::vector<std::vector<VpicField>>& items,
+                    std::string* out);
+
+void AppendJsonFields(const std::vector<VpicField>& fields, std::string* out) {
+  out->push_back('{');
+  bool first = true;
+  for (const VpicField& f : fields) {
+    if (!first) out->push_back(',');
+    first = false;
+    AppendJsonString(f.name, out);
+    out->push_back(':');
+    switch (f.type) {
+      case VpicField::Type::kString:
+        AppendJsonString(f.text, out);
+        break;
+      case VpicField::Type::kNumber:
+      case VpicField::Type::kBool:
+        out->append(f.text);
+        break;
+      case VpicField::Type::kNull:
+        out->append("null");
+        break;
+      case VpicField::Type::kList:
+        AppendJsonList(f.items, out);
+        break;
+    }
+  }
+  out->push_back('}');
+}
+
+void AppendJsonList(const std::vector<std::vector<VpicField>>& items,
+                    std::string* out) {
+  out->push_back('[');
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendJsonFields(items[i], out);
+  }
+  out->push_back(']');
+}
+
 std::string RenderJson(const VpicDocument& doc) {
   std::string out;
   out.reserve(512 + doc.results.size() * 4096);
   absl::StrAppend(&out, "{\"Count\":", doc.count, ",\"Message\":");
   AppendJsonString(doc.message, &out);
   out.append(",\"SearchCriteria\":");
-  AppendJsonString(doc.search_criteria, &out);
+  if (doc.search_criteria_null) {
+    out.append("null");
+  } else {
+    AppendJsonString(doc.search_criteria, &out);
+  }
   out.append(",\"Results\":[");
   for (size_t i = 0; i < doc.results.size(); ++i) {
     if (i > 0) out.push_back(',');
-    out.push_back('{');
-    bool first = true;
-    for (const VpicField& f : doc.results[i]) {
-      if (!first) out.push_back(',');
-      first = false;
-      AppendJsonString(f.name, &out);
-      out.push_back(':');
-      switch (f.type) {
-        case VpicField::Type::kString:
-          AppendJsonString(f.text, &out);
-          break;
-        case VpicField::Type::kNumber:
-          out.append(f.text);
-          break;
-        case VpicField::Type::kNull:
-          out.append("null");
-          break;
-      }
-    }
-    out.push_back('}');
+    AppendJsonFields(doc.results[i], &out);
   }
   out.append("]}");
   return out;
+}
+
+// One object's fields in XML, in `order` (indices) when given, then any
+// field the order does not list; nulls left out, as vPIC.
+void AppendXmlFields(const std::vector<VpicField>& fields,
+                     const std::vector<size_t>& order, std::string* out) {
+  const bool ordered = order.size() == fields.size();
+  for (size_t k = 0; k < fields.size(); ++k) {
+    const VpicField& f = fields[ordered ? order[k] : k];
+    switch (f.type) {
+      case VpicField::Type::kNull:
+        break;
+      case VpicField::Type::kList:
+        if (f.items.empty()) {
+          absl::StrAppend(out, "<", f.name, " />");
+          break;
+        }
+        absl::StrAppend(out, "<", f.name, ">");
+        for (const auto& item : f.items) {
+          absl::StrAppend(out, "<", f.item_element, ">");
+          AppendXmlFields(item, {}, out);
+          absl::StrAppend(out, "</", f.item_element, ">");
+        }
+        absl::StrAppend(out, "</", f.name, ">");
+        break;
+      default:
+        AppendXmlElement(f.name, f.text, out);
+    }
+  }
 }
 
 std::string RenderXml(const VpicDocument& doc) {
@@ -91,18 +145,20 @@ std::string RenderXml(const VpicDocument& doc) {
   out.append(kXmlOpen.data(), kXmlOpen.size());
   AppendXmlElement("Count", absl::StrCat(doc.count), &out);
   AppendXmlElement("Message", doc.message, &out);
-  AppendXmlElement("SearchCriteria", doc.search_criteria, &out);
-  out.append("<Results>");
-  for (const auto& result : doc.results) {
-    absl::StrAppend(&out, "<", doc.result_element, ">");
-    for (size_t k = 0; k < result.size(); ++k) {
-      const VpicField& f = result[doc.xml_order.empty() ? k : doc.xml_order[k]];
-      if (f.type == VpicField::Type::kNull) continue;  // left out, as vPIC
-      AppendXmlElement(f.name, f.text, &out);
-    }
-    absl::StrAppend(&out, "</", doc.result_element, ">");
+  if (!doc.search_criteria_null) {
+    AppendXmlElement("SearchCriteria", doc.search_criteria, &out);
   }
-  out.append("</Results>");
+  if (doc.results.empty()) {
+    out.append("<Results />");
+  } else {
+    out.append("<Results>");
+    for (const auto& result : doc.results) {
+      absl::StrAppend(&out, "<", doc.result_element, ">");
+      AppendXmlFields(result, doc.xml_order, &out);
+      absl::StrAppend(&out, "</", doc.result_element, ">");
+    }
+    out.append("</Results>");
+  }
   out.append(kXmlClose.data(), kXmlClose.size());
   return out;
 }
@@ -140,7 +196,15 @@ std::string RenderCsv(const VpicDocument& doc) {
     for (const VpicField& f : result) {
       if (!first) out.push_back(',');
       first = false;
-      AppendCsvValue(f.text, &out);
+      if (f.type == VpicField::Type::kList) {
+        // A list of objects in one cell: its JSON (this service's choice;
+        // vPIC documents CSV for its flat decodes only).
+        std::string json;
+        AppendJsonList(f.items, &json);
+        AppendCsvValue(json, &out);
+      } else {
+        AppendCsvValue(f.text, &out);
+      }
     }
     out.append("\r\n");
   }

@@ -177,6 +177,37 @@ std::optional<std::vector<DecodeTarget>> ParseBatchForm(absl::string_view body) 
   return std::nullopt;
 }
 
+absl::Status Answers::LoadReferences(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".json") continue;
+    absl::StatusOr<Json> json = ReadJsonFile(entry.path());
+    if (!json.ok()) return json.status();
+    references_[absl::AsciiStrToLower(entry.path().stem().string())] =
+        json->dump();
+  }
+  // (No json/ directory: no reference answers.)
+  return absl::OkStatus();
+}
+
+std::optional<std::string> Answers::Reference(absl::string_view target,
+                                              std::string* endpoint) const {
+  const std::string lower = absl::AsciiStrToLower(target);
+  const size_t at = lower.find("/vehicles/");
+  if (at == std::string::npos) return std::nullopt;
+  absl::string_view op = absl::string_view(lower).substr(at + 10);
+  op = op.substr(0, op.find_first_of("/?"));
+  auto it = references_.find(std::string(op));
+  if (it == references_.end()) return std::nullopt;
+  *endpoint = it->first;
+  return it->second;
+}
+
+std::string Answers::EmptyReference() {
+  return R"({"Count":0,"Message":"Response returned successfully",)"
+         R"("SearchCriteria":null,"Results":[]})";
+}
+
 absl::StatusOr<Answers> Answers::Load(const std::string& fixtures_dir,
                                       bool fill_every_variable) {
   Answers answers;
@@ -200,6 +231,11 @@ absl::StatusOr<Answers> Answers::Load(const std::string& fixtures_dir,
       const Json& body = (*json)["body"];
       if (!url.is_string() || (*json).value("status", 0) != 200 ||
           !body.is_object()) {
+        continue;
+      }
+      if (absl::StrContains(absl::AsciiStrToLower(url.get<std::string>()),
+                            "/decodewmi/")) {
+        answers.references_["decodewmi"] = body.dump();
         continue;
       }
       std::optional<DecodeTarget> target =
@@ -228,6 +264,12 @@ absl::StatusOr<Answers> Answers::Load(const std::string& fixtures_dir,
         answers.message_ = body.value("Message", answers.message_);
       }
       answers.fixtures_[{target->vin, target->model_year}] = body.dump();
+    }
+  }
+  if (!fixtures_dir.empty()) {
+    if (absl::Status s = answers.LoadReferences(fixtures_dir + "/json");
+        !s.ok()) {
+      return s;
     }
   }
   if (answers.variables_.empty()) {

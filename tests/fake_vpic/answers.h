@@ -74,11 +74,24 @@ class Answers {
   // A DecodeVINValuesBatch answer holding `results` (result objects).
   std::string BatchBody(const std::vector<std::string>& results) const;
 
+  // Rule 18's reference endpoints: the captured answer of the endpoint of
+  // `target` (".../api/vehicles/GetModelsForMake/honda?format=json": the
+  // segment after vehicles/, any case), whatever its arguments, as
+  // `endpoint` (lower case); nullopt for an endpoint without a capture.
+  // Loaded from `fixtures_dir`/json/*.json (bodies as vPIC sent them) and
+  // decode-wmi.json.
+  std::optional<std::string> Reference(absl::string_view target,
+                                       std::string* endpoint) const;
+  // A reference answer with no results.
+  static std::string EmptyReference();
+
   // Number of DecodeVinValues fixtures being served.
   int fixture_count() const { return static_cast<int>(fixtures_.size()); }
 
  private:
   Answers() = default;
+
+  absl::Status LoadReferences(const std::string& dir);
 
   // Renders a vPIC answer with one result holding every template variable,
   // "" unless `values` has it (names not in the template are appended).
@@ -87,6 +100,8 @@ class Answers {
 
   // (VIN, modelyear or 0) -> serialized body.
   std::map<std::pair<std::string, int>, std::string> fixtures_;
+  // Reference endpoint (lower case) -> serialized body.
+  std::map<std::string, std::string> references_;
   // Variable names of a DecodeVinValues result, in vPIC's order.
   std::vector<std::string> variables_;
   // The same names serialized as JSON keys: "\"Name\":".

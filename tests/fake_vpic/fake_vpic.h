@@ -1,7 +1,9 @@
 // A fake of NHTSA's vPIC HTTP API for tests, demos and benchmarks.
 //
-// Serves GET {base}/DecodeVinValues/{VIN}?format=json[&modelyear=Y] and
+// Serves GET {base}/DecodeVinValues/{VIN}?format=json[&modelyear=Y],
 // POST {base}/DecodeVINValuesBatch/ (form body format=json&data=VIN[,YEAR];...)
+// and GET of every other endpoint with a captured answer
+// (tests/fixtures/vpic/json/: the same answer whatever the arguments)
 // over HTTP/1.1 with keep-alive on a loopback port. Known fixture VINs are
 // answered with the captured vPIC bodies; any other VIN gets a generated
 // vPIC-shaped answer. Per-VIN scripts replace the next answers with faults;
@@ -90,6 +92,9 @@ struct WeightedStep {
 struct RequestRecord {
   absl::Time time;     // when the request line arrived
   std::string vin;     // the VIN in the path ("" when the path is not DecodeVinValues)
+  // A reference endpoint's (rule 18: GetAllMakes, ...), lower case: its
+  // scripts are keyed by it (Script("getmodelsformake", ...)).
+  std::string endpoint;
   int model_year = 0;  // the modelyear query parameter, 0 when absent
   std::string target;  // the request target as sent ("/api/vehicles/...")
   std::string served;  // what was served: "ok", "503", "reset", "hang", ...

@@ -262,10 +262,11 @@ TEST_F(FakeVpicTest, RequestLogRecordsTimeVinAndModelYear) {
   const absl::Time before = absl::Now();
   Get(kFixtureVin, 2021);
   const absl::Time after = absl::Now();
+  client_.Get(absl::StrCat(fake_->base_url(), "/GetNothing?format=json"));
   client_.Get(absl::StrCat(fake_->base_url(), "/GetAllMakes?format=json"));
 
   std::vector<RequestRecord> log = fake_->Requests();
-  ASSERT_EQ(log.size(), 2u);
+  ASSERT_EQ(log.size(), 3u);
   EXPECT_GE(log[0].time, before);
   EXPECT_LE(log[0].time, after);
   EXPECT_EQ(log[0].vin, kFixtureVin);
@@ -277,7 +278,12 @@ TEST_F(FakeVpicTest, RequestLogRecordsTimeVinAndModelYear) {
   EXPECT_EQ(log[1].vin, "");
   EXPECT_EQ(log[1].model_year, 0);
   EXPECT_EQ(log[1].served, "404");
-  EXPECT_EQ(fake_->TotalRequests(), 2);
+  EXPECT_EQ(log[1].endpoint, "");
+  // A reference endpoint (rule 18) is logged by its name.
+  EXPECT_EQ(log[2].vin, "");
+  EXPECT_EQ(log[2].endpoint, "getallmakes");
+  EXPECT_EQ(log[2].served, "ok");
+  EXPECT_EQ(fake_->TotalRequests(), 3);
 }
 
 TEST_F(FakeVpicTest, WaitForRequestsWakesOnArrival) {

@@ -89,13 +89,20 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
   record.target = req.target;
   record.accept_encoding = req.accept_encoding;
   std::optional<DecodeTarget> decode;
+  std::optional<std::string> reference;
   if (req.method == "GET") decode = ParseDecodeTarget(req.target);
+  if (req.method == "GET" && !decode) {
+    reference = answers_.Reference(req.target, &record.endpoint);
+  }
   Step step;
   size_t entry = 0;
   {
     absl::MutexLock lock(&mu_);
     if (req.method != "GET") {
       record.served = "405";
+    } else if (reference) {
+      step = NextStep(record.endpoint);
+      record.served = ServedName(step);
     } else if (!decode) {
       record.served = "404";
     } else {
@@ -115,7 +122,28 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
   if (!Pause(options_.latency)) return Disposition::kClose;
   const bool close_after = req.close;
   std::string answer;
-  if (!decode) {
+  if (reference) {
+    switch (step.kind) {
+      case Step::Kind::kReset:
+        return Disposition::kReset;
+      case Step::Kind::kDelay:
+        if (!Pause(step.delay)) return Disposition::kClose;
+        [[fallthrough]];
+      case Step::Kind::kOk:
+      case Step::Kind::kHang:
+        answer = HttpResponse(200, kJson, *reference, close_after);
+        break;
+      case Step::Kind::kMissing:
+      case Step::Kind::kEmptyResults:
+        answer =
+            HttpResponse(200, kJson, Answers::EmptyReference(), close_after);
+        break;
+      default:
+        answer = FaultAnswer(step, close_after, *reference,
+                             Answers::EmptyReference());
+        break;
+    }
+  } else if (!decode) {
     answer = req.method != "GET"
                  ? TextResponse(405, close_after, "Allow: GET\r\n")
                  : TextResponse(404, close_after);

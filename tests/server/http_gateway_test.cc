@@ -256,7 +256,12 @@ TEST_F(HttpGatewayTest, PathTricksFormsAndLimitsAre4xxAndNothingIsForwarded) {
            Case{absl::StrCat("/api/vehicles/DecodeVinValues/", vin,
                              "?modelyear=abc"),
                 400},
-           Case{absl::StrCat("/api/vehicles/DecodeWMI/1FT"), 404},
+           Case{absl::StrCat("/api/vehicles/DecodeWMI/1FT/x"), 404},
+           Case{absl::StrCat("/api/vehicles/GetModelsForMake/",
+                             std::string(10000, 'a')),
+                400},
+           Case{"/api/vehicles/GetAllManufacturers?page=-1", 400},
+           Case{"/api/vehicles/GetNothing", 404},
            Case{"/nothing/here", 404},
        }) {
     SCOPED_TRACE(c.path.substr(0, 80));

@@ -28,6 +28,41 @@ TEST(HttpRoutes, VpicsPathsMatchInAnyCaseWithOrWithoutASlash) {
   EXPECT_EQ(RouteOf("POST", "/v1/decode:batch").kind, Route::Kind::kDecodeBatch);
 }
 
+// Rule 18: a reference request written in any case, order or format is one
+// key (one flight, one cache entry); what vPIC ignores is left out of it.
+TEST(HttpRoutes, AReferenceRequestIsNormalisedIntoOneKey) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"/api/vehicles/GetModelsForMake/HONDA?format=xml",
+       "GetModelsForMake/honda"},
+      {"/api/vehicles/getmodelsformake/honda/?FORMAT=json&x=1",
+       "GetModelsForMake/honda"},
+      {"/api/vehicles/GetModelsForMakeYear/MAKE/Land%20Rover/VehicleType/"
+       "truck/modelyear/2015",
+       "GetModelsForMakeYear/make/land%20rover/modelyear/2015/vehicletype/"
+       "truck"},
+      {"/api/vehicles/GetParts?page=2&type=565&toDate=5/5/2015&extra=1",
+       "GetParts?type=565&toDate=5%2F5%2F2015&page=2"},
+      {"/api/vehicles/GetEquipmentPlantCodes?reporttype=ALL&year=2015&"
+       "EquipmentType=1",
+       "GetEquipmentPlantCodes?year=2015&equipmentType=1&reportType=All"},
+      {"/api/vehicles/GetCanadianVehicleSpecifications?Year=2011&Make=Acura&"
+       "Model=&units=",
+       "GetCanadianVehicleSpecifications?Year=2011&Make=acura&Model=&units="},
+      {"/api/vehicles/DecodeWMI/1ft", "DecodeWMI/1FT"},
+      {"/api/vehicles/GetWMIsForManufacturer?vehicleType=MPV",
+       "GetWMIsForManufacturer?vehicleType=mpv"},
+      {"/api/vehicles/GetAllMakes/", "GetAllMakes"},
+  };
+  for (const auto& [target, key] : cases) {
+    const Route r = RouteOf("GET", target);
+    EXPECT_EQ(r.kind, Route::Kind::kVpicReference)
+        << target << ": " << r.message;
+    EXPECT_EQ(r.reference, key) << target;
+  }
+  EXPECT_EQ(RouteOf("HEAD", "/api/vehicles/GetAllMakes").kind,
+            Route::Kind::kVpicReference);
+}
+
 TEST(HttpRoutes, WhatIsNotServedSaysWhy) {
   struct Case {
     const char* method;
@@ -52,8 +87,15 @@ TEST(HttpRoutes, WhatIsNotServedSaysWhy) {
            Case{"GET", "/api/vehicles/DecodeVINValuesBatch/", 405,
                 "takes POST"},
            Case{"GET", "/v1/decode", 405, "takes POST"},
-           Case{"GET", "/api/vehicles/GetAllMakes", 404, "no such path"},
-           Case{"GET", "/api/vehicles/DecodeWMI/1FT", 404, "is not served"},
+           Case{"GET", "/api/vehicles/GetAllMakes/x", 404,
+                "takes no path argument"},
+           Case{"GET", "/api/vehicles/DecodeWMI/1FT/2", 404,
+                "takes one path argument"},
+           Case{"GET", "/api/vehicles/GetAllModels", 404,
+                "that this service serves: it answers DecodeVinValues"},
+           Case{"POST", "/api/vehicles/GetAllMakes", 405, "takes GET"},
+           Case{"GET", "/api/vehicles/GetAllMakes?format=pdf", 400,
+                "json, xml or csv"},
            Case{"GET", "/api/vehicles/DecodeVinValues/", 404, "no such path"},
            Case{"GET", "*", 400, "must be a path"},
        }) {

@@ -184,7 +184,7 @@ TEST_F(PersistentCacheTest, ARowThatDoesNotParseIsSkippedCountedAndNeverAnswered
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db,
                                "UPDATE entries SET value = ?1, crc = ?2, "
-                               "bytes = ?3 WHERE vin = ?4",
+                               "bytes = ?3 WHERE key = ?4",
                                -1, &st, nullptr),
             SQLITE_OK);
   sqlite3_bind_blob(st, 1, garbage.data(), garbage.size(), SQLITE_TRANSIENT);
