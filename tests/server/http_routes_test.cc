@@ -48,6 +48,8 @@ TEST(HttpRoutes, AReferenceRequestIsNormalisedIntoOneKey) {
       {"/api/vehicles/GetCanadianVehicleSpecifications?Year=2011&Make=Acura&"
        "Model=&units=",
        "GetCanadianVehicleSpecifications?Year=2011&Make=acura&Model=&units="},
+      {"/api/vehicles/GetParts/?type=565&fromDate=1%252F1%252F2015&page=1",
+       "GetParts?type=565&fromDate=1%2F1%2F2015&page=1"},
       {"/api/vehicles/DecodeWMI/1ft", "DecodeWMI/1FT"},
       {"/api/vehicles/GetWMIsForManufacturer?vehicleType=MPV",
        "GetWMIsForManufacturer?vehicleType=mpv"},
