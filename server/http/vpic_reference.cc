@@ -202,7 +202,9 @@ void VpicReference::Answer(std::vector<Outcome>& outcomes) {
     fresh->format = route.format;
     fresh->body = *std::move(body);
     fresh->etag = ETagOf(fresh->body);
-    if (answer.source == engine::Source::kCache) gateway->KeepRendered(fresh);
+    // (A cache or snapshot answer's document is the same object for every
+    // caller of its key; a live one is new.)
+    if (answer.source != engine::Source::kVpic) gateway->KeepRendered(fresh);
     r = std::move(fresh);
   }
   auto res = c_->MakeResponse(200);

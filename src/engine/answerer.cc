@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/source_policy.h"
+#include "snapshot/reference_data.h"
 
 namespace engine {
 
@@ -86,7 +87,8 @@ void Answerer::AnswerFromSnapshot(Waiter& w, const coalesce::FlightKey& key,
            key.is_reference()
                ? absl::StrCat("the offline vPIC snapshot does not hold the "
                               "data of ",
-                              key.reference)
+                              key.reference, " (it answers ",
+                              snapshot::kServedOffline, ")")
                : std::string(
                      "the offline vPIC snapshot could not decode this VIN"),
            domain::ErrorReason::kSnapshotCannotDecode),

@@ -72,12 +72,49 @@ std::shared_ptr<const DecodeResult> StaleAnswer(
   return result;
 }
 
+namespace {
+
+// The live_failure note (and the unreachable one) of an answer standing in
+// for `live_failure`.
+void NoteLiveFailure(const Failure& live_failure,
+                     std::vector<vpic::Note>* notes) {
+  notes->push_back(
+      {"live_failure",
+       absl::StrCat("answered from the offline snapshot because the live "
+                    "decode failed: ",
+                    live_failure.message)});
+  NoteUnreachable(live_failure, notes);
+}
+
+// Rule 18: a reference request's answer from the snapshot (its document,
+// the same object for the same key), or nullptr when it does not hold it.
+std::shared_ptr<const DecodeResult> SnapshotReferenceAnswer(
+    const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
+    const Failure* live_failure, absl::Time wall_now) {
+  auto doc = snap.Reference(key.reference);
+  if (!doc.ok()) return nullptr;
+  auto result = std::make_shared<DecodeResult>();
+  result->document = *std::move(doc);
+  result->source = Source::kSnapshot;
+  result->attempts = live_failure != nullptr ? live_failure->attempts : 0;
+  result->notes.push_back(
+      {"snapshot", absl::StrCat("answered from the offline vPIC snapshot of ",
+                                snap.info().date, " (sha256 ",
+                                snap.info().sha256.substr(0, 12), ")")});
+  if (live_failure != nullptr) NoteLiveFailure(*live_failure, &result->notes);
+  result->decode_time = wall_now;
+  return result;
+}
+
+}  // namespace
+
 std::shared_ptr<const DecodeResult> SnapshotAnswer(
     const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
     const std::vector<vpic::Note>& warnings, const Failure* live_failure,
     absl::Time wall_now, const ResultEncoder& encoder) {
-  // (The snapshot's answers to reference requests: not yet.)
-  if (key.is_reference()) return nullptr;
+  if (key.is_reference()) {
+    return SnapshotReferenceAnswer(snap, key, live_failure, wall_now);
+  }
   const int reference_year = static_cast<int>(
       absl::ToCivilYear(wall_now, absl::UTCTimeZone()).year());
   auto decoded = snap.Decode(key.vin, key.model_year, reference_year);
@@ -89,14 +126,7 @@ std::shared_ptr<const DecodeResult> SnapshotAnswer(
   result->attempts = live_failure != nullptr ? live_failure->attempts : 0;
   result->notes = warnings;
   for (auto& n : decoded->notes) result->notes.push_back(std::move(n));
-  if (live_failure != nullptr) {
-    result->notes.push_back(
-        {"live_failure",
-         absl::StrCat("answered from the offline snapshot because the live "
-                      "decode failed: ",
-                      live_failure->message)});
-    NoteUnreachable(*live_failure, &result->notes);
-  }
+  if (live_failure != nullptr) NoteLiveFailure(*live_failure, &result->notes);
   result->decode_time = wall_now;
   if (encoder) {
     result->encoded = std::make_shared<const std::string>(encoder(*result));

@@ -40,7 +40,8 @@ absl::Status IndexLoader::Run(const std::string& path) {
   for (absl::Status (IndexLoader::*step)() :
        {&IndexLoader::LoadElements, &IndexLoader::LoadMakesAndModels,
         &IndexLoader::LoadWmis, &IndexLoader::LoadPatterns,
-        &IndexLoader::LoadEngineModels, &IndexLoader::LoadConversions}) {
+        &IndexLoader::LoadEngineModels, &IndexLoader::LoadConversions,
+        &IndexLoader::LoadReference}) {
     RETURN_IF_ERROR((this->*step)());
     RETURN_IF_ERROR(limit_.Check());
   }
@@ -132,6 +133,10 @@ absl::Status IndexLoader::LoadEngineModels() {
                               absl::StripAsciiWhitespace(Text(s, 0)))]
             .push_back(row);
       });
+}
+
+absl::Status IndexLoader::LoadReference() {
+  return LoadReferenceData(db_, &ix_.reference);
 }
 
 absl::Status IndexLoader::LoadConversions() {

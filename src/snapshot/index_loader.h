@@ -63,6 +63,8 @@ class IndexLoader {
   absl::Status LoadMakesAndModels();
   absl::Status LoadEngineModels();
   absl::Status LoadConversions();
+  // Rule 18's reference endpoints (reference_data.h).
+  absl::Status LoadReference();
 
   // wmi_loader.cc
   absl::Status LoadWmis();

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "snapshot/decode_pass.h"
 #include "snapshot/model_year.h"
+#include "snapshot/reference_data.h"
 #include "snapshot/result_mapping.h"
 #include "snapshot/sha256.h"
 #include "snapshot/snapshot_index.h"
@@ -209,7 +210,22 @@ size_t Snapshot::MemoryBytes() const {
   for (const auto& [name, rows] : ix.engine_models) {
     bytes += name.capacity() + rows.capacity() * sizeof(EngineModelRow) + 64;
   }
-  return bytes;
+  return bytes + ix.reference.MemoryBytes();
+}
+
+absl::StatusOr<std::shared_ptr<const std::string>> Snapshot::Reference(
+    absl::string_view key) const {
+  {
+    absl::MutexLock lock(&answers_mu_);
+    if (auto it = answers_.find(key); it != answers_.end()) return it->second;
+  }
+  absl::StatusOr<std::string> answer = ReferenceAnswer(index_->reference, key);
+  if (!answer.ok()) return answer.status();
+  auto doc = std::make_shared<const std::string>(*std::move(answer));
+  absl::MutexLock lock(&answers_mu_);
+  if (answers_.size() >= kAnswersKept) answers_.clear();  // bounded, simply
+  answers_.emplace(std::string(key), doc);
+  return doc;
 }
 
 }  // namespace snapshot

@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "snapshot/load_limit.h"
 #include "vpic/vehicle.h"
@@ -74,6 +77,13 @@ class Snapshot {
                                         int model_year_hint,
                                         int reference_year) const;
 
+  // Rule 18: the snapshot's answer to reference request `key`
+  // (domain::DecodeKey::reference) as vPIC's JSON, built from what was read
+  // at load (no SQL) and kept: the same key gets the same document. NOT_FOUND
+  // naming what the snapshot does not hold.
+  absl::StatusOr<std::shared_ptr<const std::string>> Reference(
+      absl::string_view key) const;
+
   const SnapshotInfo& info() const { return info_; }
 
   // Approximate heap bytes held by the index.
@@ -85,6 +95,12 @@ class Snapshot {
   std::unique_ptr<const SnapshotIndex> index_;
   SnapshotInfo info_;
   std::string note_prefix_;  // the "snapshot" note, up to the reference year
+
+  // Reference answers made (Reference()), at most kAnswersKept.
+  static constexpr size_t kAnswersKept = 1024;
+  mutable absl::Mutex answers_mu_;
+  mutable absl::flat_hash_map<std::string, std::shared_ptr<const std::string>>
+      answers_ ABSL_GUARDED_BY(answers_mu_);
 };
 
 }  // namespace snapshot

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "snapshot/key_pattern.h"
 #include "snapshot/load_limit.h"
+#include "snapshot/reference_data.h"
 
 namespace snapshot {
 
@@ -125,6 +126,9 @@ struct SnapshotIndex {
   // lower(trim(EngineModel.Name)) -> its EngineModelPattern rows.
   absl::flat_hash_map<std::string, std::vector<EngineModelRow>> engine_models;
   std::vector<ConversionRule> conversions;  // in Conversion.Id order
+
+  // What vPIC's reference endpoints need (rule 18; reference_data.h).
+  ReferenceData reference;
 
   std::string data_date;  // "YYYY-MM-DD" of the newest NHTSA pattern change
   size_t pattern_rows_read = 0;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "http_fixture.h"
+#include "snapshot/test_snapshot.h"
 #include "testing/eventually.h"
 #include "vpic_reference_readers.h"
 
@@ -257,6 +258,44 @@ TEST_F(HttpGatewayTest, ReferenceRequestsOpenAndAreRefusedByTheBreaker) {
   EXPECT_TRUE(absl::StrContains(refused.body, "BREAKER_OPEN")) << refused.body;
   EXPECT_FALSE(refused.Header("Retry-After").empty());
   EXPECT_EQ(fake_->TotalRequests(), 2) << "nothing sent while it is open";
+}
+
+// Offline (vPIC failing, a snapshot loaded): the endpoints whose data the
+// snapshot holds answer from it, labelled, in every format; the others are
+// 503 naming why. (Their content against the file: reference_data_test.cc.)
+TEST_F(HttpGatewayTest, OfflineTheSnapshotAnswersWhatItHoldsAndNamesTheRest) {
+  SKIP_WITHOUT_SNAPSHOT();
+  ServerOptions o = Defaults();
+  o.snapshot_path = snapshot::testing::SnapshotPath();
+  o.engine.max_attempts = 1;
+  o.engine.breaker.failures = 0;
+  StartHttp(o);
+  ASSERT_NE(server_->snapshot(), nullptr) << server_->snapshot_status();
+  Script("getmodelsformake", "503");
+  const HttpResponse json =
+      Get("/api/vehicles/GetModelsForMake/tesla?format=json");
+  ASSERT_EQ(json.status, 200) << json.body;
+  EXPECT_EQ(json.Header("X-Vin-Source"), "snapshot");
+  EXPECT_EQ(json.Header("Cache-Control"), "no-cache");
+  const Json models = Body(json);
+  EXPECT_EQ(models["SearchCriteria"], "Make:tesla");
+  EXPECT_EQ(models["Results"][0]["Model_Name"], "Model S");
+  EXPECT_EQ(Asked(*fake_, "getmodelsformake"), 1) << "live first";
+  // SNAPSHOT_ONLY never asks vPIC; the XML is the same content.
+  const HttpResponse xml = Get("/api/vehicles/GetModelsForMake/tesla",
+                               {"X-Vin-Source-Preference: snapshot_only"});
+  ASSERT_EQ(xml.status, 200) << xml.body;
+  ExpectXmlHolds(models, xml.body, "ModelsForMake");
+  EXPECT_EQ(Asked(*fake_, "getmodelsformake"), 1);
+  const HttpResponse parts = Get("/api/vehicles/GetParts?type=565",
+                                 {"X-Vin-Source-Preference: snapshot_only"});
+  EXPECT_EQ(parts.status, 503) << parts.body;
+  EXPECT_FALSE(parts.Header("Retry-After").empty());
+  EXPECT_TRUE(
+      absl::StrContains(parts.body, "does not hold the data of GetParts"))
+      << parts.body;
+  EXPECT_TRUE(absl::StrContains(parts.body, "GetModelsForMake")) << parts.body;
+  EXPECT_EQ(Asked(*fake_, "getparts"), 0);
 }
 
 TEST_F(HttpGatewayTest, TheSourcePreferenceHeaderIsReadOnVpicPaths) {

@@ -1,0 +1,190 @@
+// Rule 18 offline: the snapshot's answers to vPIC's reference endpoints,
+// each equal to an independent SQL query of the snapshot file made here
+// (not the loader's queries), in vPIC's JSON shape; what the snapshot does
+// not hold is NOT_FOUND naming what it answers.
+#include <sqlite3.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "snapshot/snapshot.h"
+#include "test_snapshot.h"
+
+namespace snapshot {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using ::snapshot::testing::SharedSnapshot;
+using ::snapshot::testing::SnapshotPath;
+
+// Rows of `sql` on the snapshot file, each column as JSON (an integer
+// column as a number, NULL as null, text as a string).
+std::vector<std::vector<Json>> Rows(const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::vector<std::vector<Json>> rows;
+  if (sqlite3_open_v2(SnapshotPath().c_str(), &db, SQLITE_OPEN_READONLY,
+                      nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << "cannot open the snapshot";
+    return rows;
+  }
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db) << ": " << sql;
+  while (st != nullptr && sqlite3_step(st) == SQLITE_ROW) {
+    std::vector<Json> row;
+    for (int c = 0; c < sqlite3_column_count(st); ++c) {
+      switch (sqlite3_column_type(st, c)) {
+        case SQLITE_INTEGER:
+          row.emplace_back(sqlite3_column_int64(st, c));
+          break;
+        case SQLITE_NULL:
+          row.emplace_back(nullptr);
+          break;
+        default:
+          row.emplace_back(
+              reinterpret_cast<const char*>(sqlite3_column_text(st, c)));
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return rows;
+}
+
+Json Answer(const std::string& key) {
+  auto doc = SharedSnapshot()->Reference(key);
+  EXPECT_TRUE(doc.ok()) << key << ": " << doc.status();
+  if (!doc.ok()) return Json();
+  Json j = Json::parse(**doc, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << key;
+  EXPECT_EQ(j["Count"], j["Results"].size()) << key;
+  return j;
+}
+
+// `answer`'s results, field by field in `fields`' order, are `rows`.
+void ExpectResults(const Json& answer, const std::vector<std::string>& fields,
+                   const std::vector<std::vector<Json>>& rows) {
+  ASSERT_EQ(answer["Results"].size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Json& r = answer["Results"][i];
+    ASSERT_EQ(r.size(), fields.size()) << "result " << i;
+    for (size_t k = 0; k < fields.size(); ++k) {
+      EXPECT_EQ(r[fields[k]], rows[i][k]) << "result " << i << " " << fields[k];
+    }
+  }
+}
+
+TEST(SnapshotReference, AllMakesAreTheMakeTableUpperCased) {
+  SKIP_WITHOUT_SNAPSHOT();
+  const Json a = Answer("GetAllMakes");
+  EXPECT_TRUE(a["SearchCriteria"].is_null());
+  EXPECT_EQ(a["Message"], "Response returned successfully");
+  ExpectResults(a, {"Make_ID", "Make_Name"},
+                Rows("SELECT Id, upper(trim(Name)) FROM Make ORDER BY Id"));
+  EXPECT_GT(a["Count"], 10000);
+}
+
+TEST(SnapshotReference, ModelsForAMakeNameOrId) {
+  SKIP_WITHOUT_SNAPSHOT();
+  const std::string models =
+      "SELECT m.Id, upper(trim(m.Name)), mo.Id, mo.Name FROM Make_Model mm "
+      "JOIN Make m ON m.Id = mm.MakeId JOIN Model mo ON mo.Id = mm.ModelId ";
+  const Json tesla = Answer("GetModelsForMake/tesla");
+  EXPECT_EQ(tesla["SearchCriteria"], "Make:tesla");
+  ExpectResults(tesla, {"Make_ID", "Make_Name", "Model_ID", "Model_Name"},
+                Rows(models + "WHERE lower(m.Name) LIKE '%tesla%' "
+                              "ORDER BY m.Id, mo.Id"));
+  EXPECT_EQ(tesla["Results"][0]["Model_Name"], "Model S");
+  const Json merc = Answer("GetModelsForMake/merc");  // LIKE: a part of it
+  ExpectResults(merc, {"Make_ID", "Make_Name", "Model_ID", "Model_Name"},
+                Rows(models + "WHERE lower(m.Name) LIKE '%merc%' "
+                              "ORDER BY m.Id, mo.Id"));
+  std::set<int> merc_makes;
+  for (const Json& r : merc["Results"])
+    merc_makes.insert(r["Make_ID"].get<int>());
+  EXPECT_GT(merc_makes.size(), 1u) << "Mercedes-Benz, Mercury, ...";
+  const Json by_id = Answer("GetModelsForMakeId/441");
+  EXPECT_EQ(by_id["SearchCriteria"], "Make:441");
+  ExpectResults(by_id, {"Make_ID", "Make_Name", "Model_ID", "Model_Name"},
+                Rows(models + "WHERE m.Id = 441 ORDER BY mo.Id"));
+  EXPECT_EQ(Answer("GetModelsForMake/nosuchmake")["Count"], 0);
+}
+
+TEST(SnapshotReference, MakesOfAManufacturerNameOrId) {
+  SKIP_WITHOUT_SNAPSHOT();
+  const std::string makes =
+      "SELECT m.Id, upper(trim(m.Name)), f.Name FROM Manufacturer_Make mm "
+      "JOIN Make m ON m.Id = mm.MakeId JOIN Manufacturer f "
+      "ON f.Id = mm.ManufacturerId ";
+  ExpectResults(Answer("GetMakeForManufacturer/988"),
+                {"Make_ID", "Make_Name", "Mfr_Name"},
+                Rows(makes + "WHERE f.Id = 988 ORDER BY mm.Id"));
+  const Json honda = Answer("GetMakeForManufacturer/honda");
+  EXPECT_EQ(honda["SearchCriteria"], "Manufacturer:honda");
+  ExpectResults(
+      honda, {"Make_ID", "Make_Name", "Mfr_Name"},
+      Rows(makes + "WHERE lower(f.Name) LIKE '%honda%' ORDER BY mm.Id"));
+}
+
+TEST(SnapshotReference, AWmiWithWhatTheSnapshotHoldsAndEmptyFieldsForTheRest) {
+  SKIP_WITHOUT_SNAPSHOT();
+  const Json a = Answer("DecodeWMI/1FT");
+  EXPECT_EQ(a["SearchCriteria"], "WMI:1FT");
+  const auto rows = Rows(
+      "SELECT '', substr(w.CreatedOn, 1, 10), "
+      "substr(w.PublicAvailabilityDate, 1, 10), upper(trim(m.Name)), f.Name, "
+      "'', '', substr(w.UpdatedOn, 1, 10), t.Name FROM Wmi w "
+      "JOIN Make m ON m.Id = w.MakeId JOIN Manufacturer f "
+      "ON f.Id = w.ManufacturerId JOIN VehicleType t ON t.Id = w.VehicleTypeId "
+      "WHERE w.Wmi = '1FT'");
+  ExpectResults(a,
+                {"CommonName", "CreatedOn", "DateAvailableToPublic", "Make",
+                 "ManufacturerName", "ParentCompanyName", "URL", "UpdatedOn",
+                 "VehicleType"},
+                rows);
+  EXPECT_EQ(a["Results"][0]["Make"], "FORD");
+}
+
+TEST(SnapshotReference, VariablesAndTheValuesOfALookupVariable) {
+  SKIP_WITHOUT_SNAPSHOT();
+  ExpectResults(
+      Answer("GetVehicleVariableList"),
+      {"DataType", "Description", "GroupName", "ID", "Name"},
+      Rows("SELECT DataType, Description, GroupName, Id, Name "
+           "FROM Element WHERE ifnull(IsPrivate, 0) = 0 ORDER BY Id"));
+  const Json types = Answer("GetVehicleVariableValuesList/vehicle%20type");
+  EXPECT_EQ(types["SearchCriteria"], "Variable:Vehicle Type");
+  ExpectResults(types, {"ElementName", "Id", "Name"},
+                Rows("SELECT 'Vehicle Type', Id, Name FROM VehicleType "
+                     "ORDER BY Id"));
+  // By the variable's id too.
+  EXPECT_EQ(Answer("GetVehicleVariableValuesList/39")["Results"],
+            types["Results"]);
+}
+
+TEST(SnapshotReference, WhatTheSnapshotDoesNotHoldIsNotFoundAndAnswersAreKept) {
+  SKIP_WITHOUT_SNAPSHOT();
+  for (const char* key :
+       {"GetParts?type=565", "GetEquipmentPlantCodes?year=2015",
+        "GetCanadianVehicleSpecifications?Year=2011"}) {
+    auto doc = SharedSnapshot()->Reference(key);
+    ASSERT_FALSE(doc.ok()) << key;
+    EXPECT_EQ(doc.status().code(), absl::StatusCode::kNotFound);
+    EXPECT_NE(doc.status().message().find("GetModelsForMake"),
+              absl::string_view::npos)
+        << "names what it answers: " << doc.status().message();
+  }
+  auto a = SharedSnapshot()->Reference("GetModelsForMake/honda");
+  auto b = SharedSnapshot()->Reference("GetModelsForMake/honda");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->get(), b->get()) << "built once, then the same document";
+}
+
+}  // namespace
+}  // namespace snapshot
