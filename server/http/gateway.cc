@@ -82,9 +82,12 @@ void Gateway::Impl::Leave(const std::string& address) {
 std::shared_ptr<const Rendered> Gateway::Impl::FindRendered(
     const engine::DecodeResult& r, absl::string_view searched,
     VpicFormat format) {
-  if (r.encoded == nullptr) return nullptr;
+  // A decode's answer is its encoded bytes; a reference answer its document.
+  const std::string* bytes =
+      r.encoded != nullptr ? r.encoded.get() : r.document.get();
+  if (bytes == nullptr) return nullptr;
   absl::MutexLock lock(&render_mu_);
-  auto it = rendered_.find({r.encoded.get(), format});
+  auto it = rendered_.find({bytes, format});
   if (it == rendered_.end() || it->second->searched != searched) return nullptr;
   return it->second;
 }
