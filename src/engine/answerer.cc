@@ -106,7 +106,7 @@ std::shared_ptr<const DecodeResult> Answerer::StaleAnswerFor(
 
 std::shared_ptr<const DecodeResult> Answerer::SnapshotAnswerFor(
     const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
-    const Failure* live_failure) {
+    const Failure* live_failure) const {
   if (deps_.snapshots == nullptr) return nullptr;
   std::shared_ptr<const snapshot::Snapshot> snap = deps_.snapshots->Current();
   if (snap == nullptr) return nullptr;

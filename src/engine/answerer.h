@@ -70,6 +70,14 @@ class Answerer {
                         std::shared_ptr<const DecodeResult> result);
   // Whether a snapshot is loaded now.
   bool snapshot_loaded() const;
+  // The loaded snapshot's answer for `key` now (no live failure to note),
+  // or nullptr when none is loaded or it cannot answer (Snapshot is safe
+  // to read from any thread). Engine::Submit answers a SNAPSHOT_ONLY
+  // reference request with it on the caller's thread, as a cache hit.
+  std::shared_ptr<const DecodeResult> SnapshotAnswerNow(
+      const coalesce::FlightKey& key) const {
+    return SnapshotAnswerFor(key, {}, nullptr);
+  }
 
   // ---- Loop thread ----
   void CountHit();   // a fleet cache answer
@@ -101,7 +109,7 @@ class Answerer {
       const coalesce::FlightKey& key, const Failure& failure);
   std::shared_ptr<const DecodeResult> SnapshotAnswerFor(
       const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
-      const Failure* live_failure);
+      const Failure* live_failure) const;
   void OweQueued(Waiter& w);
   void Release(Waiter& w);
 

@@ -164,6 +164,15 @@ Admission Engine::Submit(const DecodeRequest& request,
       return Admission::Admitted(id);
     }
   }
+  // Rule 18: a reference request asked of the snapshot alone is answered
+  // here too, on the caller's thread (the snapshot builds its answer once
+  // per key): no hop through the loop.
+  if (source == SourcePreference::kSnapshotOnly && key.is_reference()) {
+    if (auto answer = answerer_.SnapshotAnswerNow(key)) {
+      Answerer::AnswerHit(listener, std::move(answer));
+      return Admission::Admitted(id);
+    }
+  }
   if (admitted_.fetch_add(1) >= options_.max_waiters) {
     admitted_.fetch_sub(1);
     return Admission::Refused(
