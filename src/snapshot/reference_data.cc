@@ -181,6 +181,80 @@ std::string ModelsOf(
   return doc.Finish(criteria, false);
 }
 
+// The (make, vehicle type) pairs of the WMIs, distinct, by make then type.
+std::vector<std::pair<int, int>> MakeTypePairs(const ReferenceData& d) {
+  absl::flat_hash_set<std::pair<int, int>> seen;
+  for (const auto& w : d.wmis) {
+    if (w.vehicle_type_id == 0) continue;
+    for (int m : w.make_ids) seen.insert(std::make_pair(m, w.vehicle_type_id));
+  }
+  std::vector<std::pair<int, int>> pairs(seen.begin(), seen.end());
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+// GetVehicleTypesForMake(Id) and GetMakesForVehicleType: from the WMIs'
+// makes and vehicle types.
+std::string MakeTypes(const ReferenceData& d, const Key& k,
+                      const std::string& arg, int id) {
+  absl::flat_hash_map<int, std::string> makes;
+  for (const auto& m : d.makes) makes[m.id] = m.name;
+  const bool by_id = k.endpoint == "GetVehicleTypesForMakeId";
+  const bool by_type = k.endpoint == "GetMakesForVehicleType";
+  Document doc(kResponse);
+  for (const auto& [make, type] : MakeTypePairs(d)) {
+    auto m = makes.find(make);
+    auto t = d.vehicle_type_names.find(type);
+    if (m == makes.end() || t == d.vehicle_type_names.end()) continue;
+    if (by_type ? !Like(t->second, arg)
+        : by_id ? make != id
+                : !Like(m->second, arg)) {
+      continue;
+    }
+    doc.Add([&](std::string* o) {
+      if (!by_id) {
+        Field(o, "MakeId", make);
+        Field(o, "MakeName", m->second);
+      }
+      Field(o, "VehicleTypeId", type);
+      Field(o, "VehicleTypeName", t->second, true);
+    });
+  }
+  return doc.Finish(absl::StrCat(by_type ? "Vehicle Type: "
+                                 : by_id ? "Make ID: "
+                                         : "Make: ",
+                                 arg),
+                    false);
+}
+
+// GetWMIsForManufacturer: by the manufacturer (id, or a part of its name)
+// and/or a part of the vehicle type's name.
+std::string WmisOf(const ReferenceData& d, const Key& k, const std::string& arg,
+                   int id, bool is_id) {
+  const std::string type = k.Param("vehicleType");
+  Document doc(kResponse);
+  for (const auto& w : d.wmis) {
+    if (!arg.empty() &&
+        (is_id ? w.manufacturer_id != id : !Like(w.manufacturer, arg))) {
+      continue;
+    }
+    if (!type.empty() && !Like(w.vehicle_type, type)) continue;
+    doc.Add([&](std::string* o) {
+      NullOr(o, "Country", w.country);
+      Field(o, "CreatedOn", w.created_on);
+      Field(o, "DateAvailableToPublic", w.public_on);
+      Field(o, "Id", w.manufacturer_id);
+      Field(o, "Name", w.manufacturer);
+      NullOr(o, "UpdatedOn", w.updated_on);
+      Field(o, "VehicleType", w.vehicle_type);
+      Field(o, "WMI", w.code, true);
+    });
+  }
+  return doc.Finish(arg.empty() ? absl::StrCat("VehicleType: ", type)
+                                : absl::StrCat("Manufacturer: ", arg),
+                    false);
+}
+
 absl::StatusOr<std::string> Answer(const ReferenceData& d, const Key& k) {
   const std::string arg = k.path.empty() ? "" : k.path[0];
   int id = 0;
@@ -240,6 +314,13 @@ absl::StatusOr<std::string> Answer(const ReferenceData& d, const Key& k) {
     }
     return doc.Finish(absl::StrCat("WMI:", arg), false);
   }
+  if (k.endpoint == "GetVehicleTypesForMake" ||
+      k.endpoint == "GetVehicleTypesForMakeId" ||
+      k.endpoint == "GetMakesForVehicleType") {
+    return MakeTypes(d, k, arg, id);
+  }
+  if (k.endpoint == "GetWMIsForManufacturer")
+    return WmisOf(d, k, arg, id, is_id);
   if (k.endpoint == "GetVehicleVariableList") {
     Document doc(kResults);
     for (const auto& e : d.elements) {
@@ -310,11 +391,17 @@ absl::Status LoadReferenceElements(Db& db, ReferenceData* out) {
 // Each WMI with its manufacturer, its make (its own, or the one make linked
 // to it; "" for several) and its vehicle type, by name.
 absl::Status LoadReferenceWmis(Db& db, ReferenceData* out) {
-  absl::flat_hash_map<int, std::string> makes, types;
+  absl::flat_hash_map<int, std::string> makes, countries;
+  auto& types = out->vehicle_type_names;
   for (const auto& m : out->makes) makes[m.id] = m.name;
   absl::Status s = db.Query(
       "SELECT Id, Name FROM VehicleType",
       [&](sqlite3_stmt* r) { types[Int(r, 0)] = std::string(Text(r, 1)); });
+  if (s.ok() && db.HasTable("Country")) {
+    s = db.Query("SELECT Id, Name FROM Country", [&](sqlite3_stmt* r) {
+      countries[Int(r, 0)] = std::string(Text(r, 1));
+    });
+  }
   absl::flat_hash_map<int, std::vector<int>> linked;
   if (s.ok()) {
     s = db.Query("SELECT WmiId, MakeId FROM Wmi_Make", [&](sqlite3_stmt* r) {
@@ -325,14 +412,25 @@ absl::Status LoadReferenceWmis(Db& db, ReferenceData* out) {
   return db.Query(
       "SELECT Id, Wmi, ManufacturerId, MakeId, VehicleTypeId, "
       "ifnull(CreatedOn, ''), ifnull(UpdatedOn, ''), "
-      "ifnull(PublicAvailabilityDate, '') FROM Wmi ORDER BY Id",
+      "ifnull(PublicAvailabilityDate, ''), CountryId FROM Wmi ORDER BY Id",
       [&](sqlite3_stmt* r) {
         ReferenceData::Wmi w;
         w.code = Upper(Text(r, 1));
+        w.manufacturer_id = Int(r, 2);
+        w.vehicle_type_id = Int(r, 4);
+        if (auto c = countries.find(Int(r, 8)); c != countries.end()) {
+          w.country = c->second;
+        }
         auto mfr = out->manufacturer_names.find(Int(r, 2));
         if (mfr != out->manufacturer_names.end()) w.manufacturer = mfr->second;
         int make = IsNull(r, 3) ? 0 : Int(r, 3);
         auto link = linked.find(Int(r, 0));
+        if (make != 0) w.make_ids.push_back(make);
+        if (link != linked.end()) {
+          for (int m : link->second) {
+            if (m != make) w.make_ids.push_back(m);
+          }
+        }
         if (make == 0 && link != linked.end() && link->second.size() == 1) {
           make = link->second[0];
         }

@@ -23,8 +23,9 @@ class Db;
 // The reference endpoints the snapshot answers, for messages.
 inline constexpr char kServedOffline[] =
     "GetAllMakes, GetModelsForMake, GetModelsForMakeId, "
-    "GetMakeForManufacturer, DecodeWMI, GetVehicleVariableList, "
-    "GetVehicleVariableValuesList";
+    "GetMakeForManufacturer, DecodeWMI, GetWMIsForManufacturer, "
+    "GetVehicleTypesForMake, GetVehicleTypesForMakeId, GetMakesForVehicleType, "
+    "GetVehicleVariableList, GetVehicleVariableValuesList";
 
 struct ReferenceData {
   struct Named {
@@ -47,8 +48,13 @@ struct ReferenceData {
     std::string code;
     std::string manufacturer, make, vehicle_type;   // "" when unknown
     std::string created_on, updated_on, public_on;  // "YYYY-MM-DD" or ""
+    std::string country;                            // "" when unknown
+    int manufacturer_id = 0;
+    int vehicle_type_id = 0;
+    std::vector<int> make_ids;  // its own make and those linked to it
   };
   std::vector<Wmi> wmis;  // by Wmi.Id
+  absl::flat_hash_map<int, std::string> vehicle_type_names;  // VehicleType
 
   size_t MemoryBytes() const;
 };

@@ -151,6 +151,63 @@ TEST(SnapshotReference, AWmiWithWhatTheSnapshotHoldsAndEmptyFieldsForTheRest) {
   EXPECT_EQ(a["Results"][0]["Make"], "FORD");
 }
 
+// Vehicle types of a make and makes of a vehicle type: the pairs of the
+// WMIs' make (its own, or one linked) and vehicle type.
+TEST(SnapshotReference, VehicleTypesAndMakesFromTheWmis) {
+  SKIP_WITHOUT_SNAPSHOT();
+  const std::string pairs =
+      "SELECT DISTINCT x.MakeId AS make_id, upper(trim(m.Name)) AS make_name, "
+      "vt.Id AS type_id, vt.Name AS type_name FROM "
+      "(SELECT MakeId, VehicleTypeId FROM Wmi WHERE MakeId IS NOT NULL "
+      " UNION SELECT wm.MakeId, w.VehicleTypeId FROM Wmi_Make wm "
+      " JOIN Wmi w ON w.Id = wm.WmiId) x JOIN Make m ON m.Id = x.MakeId "
+      "JOIN VehicleType vt ON vt.Id = x.VehicleTypeId ";
+  const Json kia = Answer("GetVehicleTypesForMake/kia");
+  EXPECT_EQ(kia["SearchCriteria"], "Make: kia");
+  ExpectResults(kia, {"MakeId", "MakeName", "VehicleTypeId", "VehicleTypeName"},
+                Rows(pairs + "WHERE lower(m.Name) LIKE '%kia%' "
+                             "ORDER BY x.MakeId, vt.Id"));
+  EXPECT_GT(kia["Count"], 0);
+  const Json cars = Answer("GetMakesForVehicleType/car");
+  EXPECT_EQ(cars["SearchCriteria"], "Vehicle Type: car");
+  ExpectResults(cars,
+                {"MakeId", "MakeName", "VehicleTypeId", "VehicleTypeName"},
+                Rows(pairs + "WHERE lower(vt.Name) LIKE '%car%' "
+                             "ORDER BY x.MakeId, vt.Id"));
+  EXPECT_GT(cars["Count"], 100);
+  const Json honda = Answer("GetVehicleTypesForMakeId/474");
+  EXPECT_EQ(honda["SearchCriteria"], "Make ID: 474");
+  ExpectResults(honda, {"VehicleTypeId", "VehicleTypeName"},
+                Rows("SELECT type_id, type_name FROM (" + pairs +
+                     "WHERE x.MakeId = 474) ORDER BY type_id"));
+  EXPECT_GE(honda["Count"], 2) << "motorcycles and cars at least";
+}
+
+TEST(SnapshotReference, WmisOfAManufacturerOrAVehicleType) {
+  SKIP_WITHOUT_SNAPSHOT();
+  const std::string wmis =
+      "SELECT co.Name, substr(w.CreatedOn, 1, 10), "
+      "substr(w.PublicAvailabilityDate, 1, 10), w.ManufacturerId, f.Name, "
+      "substr(w.UpdatedOn, 1, 10), ifnull(vt.Name, ''), upper(trim(w.Wmi)) "
+      "FROM Wmi w JOIN Manufacturer f ON f.Id = w.ManufacturerId "
+      "LEFT JOIN Country co ON co.Id = w.CountryId "
+      "LEFT JOIN VehicleType vt ON vt.Id = w.VehicleTypeId ";
+  const std::vector<std::string> fields = {
+      "Country", "CreatedOn", "DateAvailableToPublic", "Id",
+      "Name",    "UpdatedOn", "VehicleType",           "WMI"};
+  const Json by_id = Answer("GetWMIsForManufacturer/988");
+  EXPECT_EQ(by_id["SearchCriteria"], "Manufacturer: 988");
+  ExpectResults(by_id, fields,
+                Rows(wmis + "WHERE w.ManufacturerId = 988 ORDER BY w.Id"));
+  EXPECT_GT(by_id["Count"], 0);
+  const Json cars =
+      Answer("GetWMIsForManufacturer/honda?vehicleType=passenger%20car");
+  ExpectResults(cars, fields,
+                Rows(wmis + "WHERE lower(f.Name) LIKE '%honda%' AND "
+                            "lower(vt.Name) LIKE '%passenger car%' "
+                            "ORDER BY w.Id"));
+}
+
 TEST(SnapshotReference, VariablesAndTheValuesOfALookupVariable) {
   SKIP_WITHOUT_SNAPSHOT();
   ExpectResults(
