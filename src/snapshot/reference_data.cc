@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <tuple>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
@@ -181,6 +182,77 @@ std::string ModelsOf(
   return doc.Finish(criteria, false);
 }
 
+// GetModelsForMake[Id]Year: the models of the patterns of the schemas a
+// WMI of the make uses in that year (any year when none is asked), the
+// model's own make being one of the WMI's; with a vehicle type, the WMI's
+// type matched as LIKE, and the type in each result.
+std::string ModelsByYear(const ReferenceData& d, const Key& k) {
+  const bool by_id = k.endpoint == "GetModelsForMakeIdYear";
+  std::string make_arg, type;
+  int year = 0, make_id = 0;
+  for (size_t i = 0; i + 1 < k.path.size(); i += 2) {
+    const std::string& name = k.path[i];
+    if (name == "make" || name == "makeId") make_arg = k.path[i + 1];
+    if (name == "modelyear") (void)absl::SimpleAtoi(k.path[i + 1], &year);
+    if (name == "vehicletype") type = k.path[i + 1];
+  }
+  (void)absl::SimpleAtoi(make_arg, &make_id);
+  absl::flat_hash_map<int, const ReferenceData::Named*> chosen;
+  for (const auto& m : d.makes) {
+    if (by_id ? m.id == make_id : Like(m.name, make_arg)) chosen[m.id] = &m;
+  }
+  absl::flat_hash_map<int, int> make_of_model;
+  for (const auto& [make, model] : d.make_models) {
+    if (chosen.contains(make)) make_of_model.emplace(model, make);
+  }
+  // (make, model, vehicle type); the type 0 when none is asked.
+  absl::flat_hash_set<std::tuple<int, int, int>> found;
+  for (const auto& w : d.wmis) {
+    if (!type.empty() && !Like(w.vehicle_type, type)) continue;
+    auto links = d.wmi_schemas.find(w.id);
+    if (links == d.wmi_schemas.end()) continue;
+    for (const auto& link : links->second) {
+      if (year != 0 && (year < link.from || year > link.to)) continue;
+      auto models = d.schema_models.find(link.schema);
+      if (models == d.schema_models.end()) continue;
+      for (int model : models->second) {
+        auto make = make_of_model.find(model);
+        if (make == make_of_model.end() ||
+            std::find(w.make_ids.begin(), w.make_ids.end(), make->second) ==
+                w.make_ids.end()) {
+          continue;
+        }
+        found.insert(
+            {make->second, model, type.empty() ? 0 : w.vehicle_type_id});
+      }
+    }
+  }
+  std::vector<std::tuple<int, int, int>> rows(found.begin(), found.end());
+  std::sort(rows.begin(), rows.end());
+  Document doc(kResults);
+  for (const auto& [make, model, vt] : rows) {
+    auto name = d.model_names.find(model);
+    auto vt_name = d.vehicle_type_names.find(vt);
+    doc.Add([&](std::string* o) {
+      Field(o, "Make_ID", make);
+      Field(o, "Make_Name", chosen[make]->name);
+      Field(o, "Model_ID", model);
+      Field(o, "Model_Name", name == d.model_names.end() ? "" : name->second,
+            type.empty());
+      if (!type.empty()) {
+        Field(o, "VehicleTypeId", vt);
+        Field(o, "VehicleTypeName",
+              vt_name == d.vehicle_type_names.end() ? "" : vt_name->second,
+              true);
+      }
+    });
+  }
+  std::string criteria = absl::StrCat(by_id ? "Make ID:" : "Make:", make_arg);
+  if (year != 0) absl::StrAppend(&criteria, " | ModelYear:", year);
+  if (!type.empty()) absl::StrAppend(&criteria, " | VehicleType:", type);
+  return doc.Finish(criteria, false);
+}
+
 // The (make, vehicle type) pairs of the WMIs, distinct, by make then type.
 std::vector<std::pair<int, int>> MakeTypePairs(const ReferenceData& d) {
   absl::flat_hash_set<std::pair<int, int>> seen;
@@ -319,8 +391,13 @@ absl::StatusOr<std::string> Answer(const ReferenceData& d, const Key& k) {
       k.endpoint == "GetMakesForVehicleType") {
     return MakeTypes(d, k, arg, id);
   }
-  if (k.endpoint == "GetWMIsForManufacturer")
+  if (k.endpoint == "GetWMIsForManufacturer") {
     return WmisOf(d, k, arg, id, is_id);
+  }
+  if (k.endpoint == "GetModelsForMakeYear" ||
+      k.endpoint == "GetModelsForMakeIdYear") {
+    return ModelsByYear(d, k);
+  }
   if (k.endpoint == "GetVehicleVariableList") {
     Document doc(kResults);
     for (const auto& e : d.elements) {
@@ -416,6 +493,7 @@ absl::Status LoadReferenceWmis(Db& db, ReferenceData* out) {
       [&](sqlite3_stmt* r) {
         ReferenceData::Wmi w;
         w.code = Upper(Text(r, 1));
+        w.id = Int(r, 0);
         w.manufacturer_id = Int(r, 2);
         w.vehicle_type_id = Int(r, 4);
         if (auto c = countries.find(Int(r, 8)); c != countries.end()) {
@@ -445,6 +523,27 @@ absl::Status LoadReferenceWmis(Db& db, ReferenceData* out) {
       });
 }
 
+// The models each schema names, and each WMI's schemas with their years.
+absl::Status LoadModelYears(Db& db, ReferenceData* out) {
+  absl::Status s = db.Query(
+      "SELECT DISTINCT VinSchemaId, AttributeId FROM Pattern "
+      "WHERE ElementId = 28",
+      [&](sqlite3_stmt* r) {
+        int model = 0;
+        if (absl::SimpleAtoi(Text(r, 1), &model)) {
+          out->schema_models[Int(r, 0)].push_back(model);
+        }
+      });
+  if (!s.ok()) return s;
+  return db.Query(
+      "SELECT WmiId, VinSchemaId, YearFrom, ifnull(YearTo, 9999) "
+      "FROM Wmi_VinSchema",
+      [&](sqlite3_stmt* r) {
+        out->wmi_schemas[Int(r, 0)].push_back(
+            {Int(r, 1), Int(r, 2), Int(r, 3)});
+      });
+}
+
 }  // namespace
 
 size_t ReferenceData::MemoryBytes() const {
@@ -454,6 +553,12 @@ size_t ReferenceData::MemoryBytes() const {
              model_names.size() * (sizeof(int) + sizeof(std::string)) +
              manufacturer_names.size() * (sizeof(int) + sizeof(std::string)) +
              wmis.size() * sizeof(Wmi);
+  for (const auto& [schema, models] : schema_models) {
+    n += 32 + models.capacity() * sizeof(int);
+  }
+  for (const auto& [wmi, links] : wmi_schemas) {
+    n += 32 + links.capacity() * sizeof(SchemaYears);
+  }
   for (const auto& m : makes) n += m.name.capacity();
   for (const auto& [id, s] : model_names) n += s.capacity();
   for (const auto& [id, s] : manufacturer_names) n += s.capacity();
@@ -494,6 +599,7 @@ absl::Status LoadReferenceData(Db& db, ReferenceData* out) {
   }
   if (s.ok()) s = LoadReferenceElements(db, out);
   if (s.ok()) s = LoadReferenceWmis(db, out);
+  if (s.ok()) s = LoadModelYears(db, out);
   return s;
 }
 

@@ -23,6 +23,7 @@ class Db;
 // The reference endpoints the snapshot answers, for messages.
 inline constexpr char kServedOffline[] =
     "GetAllMakes, GetModelsForMake, GetModelsForMakeId, "
+    "GetModelsForMakeYear, GetModelsForMakeIdYear, "
     "GetMakeForManufacturer, DecodeWMI, GetWMIsForManufacturer, "
     "GetVehicleTypesForMake, GetVehicleTypesForMakeId, GetMakesForVehicleType, "
     "GetVehicleVariableList, GetVehicleVariableValuesList";
@@ -49,12 +50,21 @@ struct ReferenceData {
     std::string manufacturer, make, vehicle_type;   // "" when unknown
     std::string created_on, updated_on, public_on;  // "YYYY-MM-DD" or ""
     std::string country;                            // "" when unknown
+    int id = 0;
     int manufacturer_id = 0;
     int vehicle_type_id = 0;
     std::vector<int> make_ids;  // its own make and those linked to it
   };
   std::vector<Wmi> wmis;  // by Wmi.Id
   absl::flat_hash_map<int, std::string> vehicle_type_names;  // VehicleType
+  // Models by year: the models each VIN schema's patterns name (Pattern,
+  // element 28), and each WMI's schemas with their years (Wmi_VinSchema).
+  absl::flat_hash_map<int, std::vector<int>> schema_models;
+  struct SchemaYears {
+    int schema = 0;
+    int from = 0, to = 0;  // to 9999 when open
+  };
+  absl::flat_hash_map<int, std::vector<SchemaYears>> wmi_schemas;
 
   size_t MemoryBytes() const;
 };

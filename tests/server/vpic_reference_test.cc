@@ -287,6 +287,14 @@ TEST_F(HttpGatewayTest, OfflineTheSnapshotAnswersWhatItHoldsAndNamesTheRest) {
   ASSERT_EQ(xml.status, 200) << xml.body;
   ExpectXmlHolds(models, xml.body, "ModelsForMake");
   EXPECT_EQ(Asked(*fake_, "getmodelsformake"), 1);
+  // The picker's call, written as a client writes it.
+  const HttpResponse picker =
+      Get("/api/vehicles/GetModelsForMakeYear/make/HONDA/modelyear/2015/"
+          "?format=json",
+          {"X-Vin-Source-Preference: snapshot_only"});
+  ASSERT_EQ(picker.status, 200) << picker.body;
+  EXPECT_EQ(Body(picker)["SearchCriteria"], "Make:honda | ModelYear:2015");
+  EXPECT_GT(Body(picker)["Count"], 10);
   const HttpResponse parts = Get("/api/vehicles/GetParts?type=565",
                                  {"X-Vin-Source-Preference: snapshot_only"});
   EXPECT_EQ(parts.status, 503) << parts.body;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "snapshot/snapshot.h"
@@ -114,6 +115,50 @@ TEST(SnapshotReference, ModelsForAMakeNameOrId) {
   ExpectResults(by_id, {"Make_ID", "Make_Name", "Model_ID", "Model_Name"},
                 Rows(models + "WHERE m.Id = 441 ORDER BY mo.Id"));
   EXPECT_EQ(Answer("GetModelsForMake/nosuchmake")["Count"], 0);
+}
+
+// Models by year: the models named by the patterns of the schemas a WMI of
+// the make uses in that year, the model's make one of the WMI's.
+TEST(SnapshotReference, ModelsOfAMakeInAYearAndOfAVehicleType) {
+  SKIP_WITHOUT_SNAPSHOT();
+  const std::string models =
+      "SELECT DISTINCT mm.MakeId, upper(trim(mk.Name)), mo.Id, mo.Name{cols} "
+      "FROM Pattern p JOIN Wmi_VinSchema wv ON wv.VinSchemaId = p.VinSchemaId "
+      "JOIN (SELECT Id AS WmiId, MakeId FROM Wmi WHERE MakeId IS NOT NULL "
+      "      UNION SELECT WmiId, MakeId FROM Wmi_Make) wm ON wm.WmiId = "
+      "wv.WmiId "
+      "JOIN Wmi w ON w.Id = wv.WmiId "
+      "JOIN Make_Model mm ON mm.ModelId = CAST(p.AttributeId AS INTEGER) "
+      " AND mm.MakeId = wm.MakeId "
+      "JOIN Make mk ON mk.Id = mm.MakeId JOIN Model mo ON mo.Id = mm.ModelId "
+      "LEFT JOIN VehicleType vt ON vt.Id = w.VehicleTypeId "
+      "WHERE p.ElementId = 28 AND {where} ORDER BY 1, 3{order}";
+  auto sql = [&](const std::string& where, bool type) {
+    return absl::StrReplaceAll(models,
+                               {{"{cols}", type ? ", vt.Id, vt.Name" : ""},
+                                {"{where}", where},
+                                {"{order}", type ? ", 5" : ""}});
+  };
+  const Json honda = Answer("GetModelsForMakeYear/make/honda/modelyear/2015");
+  EXPECT_EQ(honda["SearchCriteria"], "Make:honda | ModelYear:2015");
+  ExpectResults(
+      honda, {"Make_ID", "Make_Name", "Model_ID", "Model_Name"},
+      Rows(sql("lower(mk.Name) LIKE '%honda%' AND wv.YearFrom <= 2015 "
+               "AND ifnull(wv.YearTo, 9999) >= 2015",
+               false)));
+  EXPECT_GT(honda["Count"], 10);
+  const Json trucks = Answer(
+      "GetModelsForMakeIdYear/makeId/460/modelyear/2020/vehicletype/truck");
+  EXPECT_EQ(trucks["SearchCriteria"],
+            "Make ID:460 | ModelYear:2020 | VehicleType:truck");
+  ExpectResults(trucks,
+                {"Make_ID", "Make_Name", "Model_ID", "Model_Name",
+                 "VehicleTypeId", "VehicleTypeName"},
+                Rows(sql("mk.Id = 460 AND wv.YearFrom <= 2020 AND "
+                         "ifnull(wv.YearTo, 9999) >= 2020 AND "
+                         "lower(vt.Name) LIKE '%truck%'",
+                         true)));
+  EXPECT_GT(trucks["Count"], 0) << "Ford trucks of 2020";
 }
 
 TEST(SnapshotReference, MakesOfAManufacturerNameOrId) {
