@@ -43,25 +43,7 @@ for f in json xml; do
   fi
 done
 nport=$(free_port)
-cat >"$work/nginx.conf" <<CONF
-worker_processes 2;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  default_type application/json;
-  keepalive_requests 1000000;
-  client_body_temp_path $work/tmp;
-  proxy_temp_path $work/tmp;
-  fastcgi_temp_path $work/tmp;
-  uwsgi_temp_path $work/tmp;
-  scgi_temp_path $work/tmp;
-  server { listen 127.0.0.1:$nport; root $work/www; }
-}
-CONF
-nginx -c "$work/nginx.conf" -p "$work" -g 'daemon off;' &
-nginx_pid=$!
+start_nginx "$work" "$nport"
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$nport/cache.json" -o /dev/null && break; sleep 0.1; done
 
 run_wrk() {  # URL LABEL [HEADER]

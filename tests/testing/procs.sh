@@ -1,5 +1,5 @@
 # Shell helpers for scripts that run fake-vpic and vin-server as processes
-# on loopback (sourced by tests/server/terminal_test.sh,
+# (and nginx, for the benchmarks) on loopback (sourced by tests/server/terminal_test.sh,
 # tests/python/example_test.sh and bench/).
 # They set globals: fake_pid, vpic_url, server_pid, port. The caller's EXIT
 # trap should call stop_procs.
@@ -33,6 +33,33 @@ start_server() {
   "$bin" --listen=127.0.0.1:0 --vpic_base_url="$vpic_url" "$@" >"$log" 2>&1 &
   server_pid=$!
   port=$(await_line "$log" 'listening on' | sed -E 's/.*\(port ([0-9]+)[,)].*/\1/')
+}
+
+# start_nginx WORK PORT: nginx serving WORK/www as static files on
+# 127.0.0.1:PORT (the benchmarks' comparison), its files in WORK; sets
+# nginx_pid. Stop it before stop_procs, whose `wait` would wait for it.
+start_nginx() {
+  local work=$1 port=$2
+  mkdir -p "$work/tmp"
+  cat >"$work/nginx.conf" <<CONF
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  default_type application/json;
+  keepalive_requests 1000000;
+  client_body_temp_path $work/tmp;
+  proxy_temp_path $work/tmp;
+  fastcgi_temp_path $work/tmp;
+  uwsgi_temp_path $work/tmp;
+  scgi_temp_path $work/tmp;
+  server { listen 127.0.0.1:$port; root $work/www; }
+}
+CONF
+  nginx -c "$work/nginx.conf" -p "$work" -g 'daemon off;' &
+  nginx_pid=$!
 }
 
 stop_procs() {
