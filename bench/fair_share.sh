@@ -19,7 +19,6 @@ work=$(mktemp -d)
 source tests/testing/procs.sh
 feeders=()
 trap 'stop_feeds; stop_procs; rm -rf "$work"' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 now_ms() { date +%s%3N; }
 
 start_fake "$build/fake-vpic" "$work/fake.log"

@@ -18,7 +18,6 @@ work=$(mktemp -d)
 source tests/testing/procs.sh
 nginx_pid=""
 trap 'kill $nginx_pid 2>/dev/null || true; stop_procs; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 start_fake "$build/fake-vpic" "$work/fake.log" --log_requests
 hport=$(free_port)

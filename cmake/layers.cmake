@@ -21,7 +21,7 @@ set(VIN_LAYERS
   "coalesce: domain"
   "vpic: domain loop | retry clocks"
   "upstream: coalesce domain"
-  "snapshot: vpic vin | domain loop retry clocks"
+  "snapshot: vpic vin util | domain loop retry clocks"
   "engine_api: domain upstream vin vpic loop | coalesce retry clocks"
   "engine: engine_api domain vin vpic retry loop coalesce upstream snapshot metrics disk_cache | clocks"
   "fleet: engine_api upstream loop domain util | vin vpic coalesce retry clocks"

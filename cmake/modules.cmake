@@ -67,7 +67,7 @@ vin_module(vpic PUBLIC vin_domain vin_loop absl::str_format absl::optional
 vin_module(upstream PUBLIC vin_coalesce vin_domain absl::time absl::optional absl::btree
   absl::random_random)
 vin_module(snapshot PUBLIC vin_vin vin_vpic absl::flat_hash_map absl::flat_hash_set
-  PRIVATE SQLite::SQLite3 OpenSSL::Crypto)
+  PRIVATE vin_util SQLite::SQLite3 OpenSSL::Crypto)
 # What the engine tells its callers and asks of a fleet (types.h,
 # fleet_backend.h): the one part of the engine the fleet may see.
 vin_module(engine_api PUBLIC vin_domain vin_vin vin_vpic vin_loop vin_upstream

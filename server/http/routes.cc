@@ -32,13 +32,6 @@ Route MethodNotAllowed(std::string message, const char* allow) {
   return r;
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // vPIC's `format` of the query (XML when none).
 absl::StatusOr<VpicFormat> FormatOf(absl::string_view target) {
   std::string format;
@@ -56,27 +49,6 @@ absl::Status ParseModelYear(absl::string_view text, int* year) {
 }
 
 }  // namespace
-
-bool PercentDecode(absl::string_view in, bool plus_is_space, std::string* out) {
-  out->clear();
-  out->reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    const char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) return false;
-      const int hi = HexValue(in[i + 1]);
-      const int lo = HexValue(in[i + 2]);
-      if (hi < 0 || lo < 0) return false;
-      out->push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out->push_back(' ');
-    } else {
-      out->push_back(c);
-    }
-  }
-  return true;
-}
 
 bool QueryParam(absl::string_view target, absl::string_view name,
                 std::string* value) {

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "server/http/vpic_document.h"
 #include "server/http/vpic_endpoints.h"
+#include "util/escape.h"
 
 namespace server {
 namespace http {
@@ -83,8 +84,8 @@ absl::StatusOr<BatchForm> ParseBatchForm(absl::string_view body, size_t max);
 bool QueryParam(absl::string_view target, absl::string_view name,
                 std::string* value);
 
-// Percent-decoding (and '+' as a space, for forms); false on a bad escape.
-bool PercentDecode(absl::string_view in, bool plus_is_space, std::string* out);
+// Percent-decoding (util/escape.h), as the routes use it.
+using util::PercentDecode;
 
 }  // namespace http
 }  // namespace server

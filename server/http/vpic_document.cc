@@ -248,36 +248,5 @@ std::string Render(const VpicDocument& doc, VpicFormat format) {
   return {};
 }
 
-void AppendJsonString(absl::string_view text, std::string* out) {
-  out->push_back('"');
-  for (char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (u < 0x20) {
-      static const char kHex[] = "0123456789abcdef";
-      switch (c) {
-        case '\n':
-          out->append("\\n");
-          break;
-        case '\r':
-          out->append("\\r");
-          break;
-        case '\t':
-          out->append("\\t");
-          break;
-        default:
-          out->append("\\u00");
-          out->push_back(kHex[u >> 4]);
-          out->push_back(kHex[u & 15]);
-      }
-    } else {
-      out->push_back(c);
-    }
-  }
-  out->push_back('"');
-}
-
 }  // namespace http
 }  // namespace server

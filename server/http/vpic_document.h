@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "util/escape.h"
 
 namespace server {
 namespace http {
@@ -74,8 +75,8 @@ struct VpicDocument {
 // The document in `format`.
 std::string Render(const VpicDocument& doc, VpicFormat format);
 
-// `text` as a JSON string (quoted, escaped), appended to `out`.
-void AppendJsonString(absl::string_view text, std::string* out);
+// `text` as a JSON string (util/escape.h).
+using util::AppendJsonString;
 
 }  // namespace http
 }  // namespace server

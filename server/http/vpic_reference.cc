@@ -202,9 +202,10 @@ void VpicReference::Answer(std::vector<Outcome>& outcomes) {
     fresh->format = route.format;
     fresh->body = *std::move(body);
     fresh->etag = ETagOf(fresh->body);
-    // (A cache or snapshot answer's document is the same object for every
-    // caller of its key; a live one is new.)
-    if (answer.source != engine::Source::kVpic) gateway->KeepRendered(fresh);
+    // The document is one object for every caller of its key: the live
+    // answer's waiters, and the cache entry made from it, share it (the
+    // snapshot keeps its own per key).
+    gateway->KeepRendered(fresh);
     r = std::move(fresh);
   }
   auto res = c_->MakeResponse(200);

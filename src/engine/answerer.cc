@@ -88,7 +88,7 @@ void Answerer::AnswerFromSnapshot(Waiter& w, const coalesce::FlightKey& key,
                ? absl::StrCat("the offline vPIC snapshot does not hold the "
                               "data of ",
                               key.reference, " (it answers ",
-                              snapshot::kServedOffline, ")")
+                              snapshot::ReferenceEndpointsOffline(), ")")
                : std::string(
                      "the offline vPIC snapshot could not decode this VIN"),
            domain::ErrorReason::kSnapshotCannotDecode),

@@ -108,8 +108,11 @@ void ResultCache::InsertAnswer(const coalesce::FlightKey& key,
     shard.index.erase(it);
   }
   const absl::Time born = now - age;
-  Entry entry{key,  nullptr,           absl::Time(),       nullptr,
-              born, born + TtlOf(key), born + KeepOf(key)};
+  Entry entry;
+  entry.key = key;
+  entry.born = born;
+  entry.expires = born + TtlOf(key);
+  entry.kept_until = born + KeepOf(key);
   if (OnlyBytes(*answer) && answer->vin == key.vin) {
     entry.encoded = answer->encoded;
     entry.decode_time = answer->decode_time;

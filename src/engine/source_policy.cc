@@ -97,10 +97,7 @@ std::shared_ptr<const DecodeResult> SnapshotReferenceAnswer(
   result->document = *std::move(doc);
   result->source = Source::kSnapshot;
   result->attempts = live_failure != nullptr ? live_failure->attempts : 0;
-  result->notes.push_back(
-      {"snapshot", absl::StrCat("answered from the offline vPIC snapshot of ",
-                                snap.info().date, " (sha256 ",
-                                snap.info().sha256.substr(0, 12), ")")});
+  result->notes.push_back({"snapshot", snap.reference_note()});
   if (live_failure != nullptr) NoteLiveFailure(*live_failure, &result->notes);
   result->decode_time = wall_now;
   return result;

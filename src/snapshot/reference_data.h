@@ -4,6 +4,7 @@
 // request key (domain::DecodeKey::reference), with the fields the snapshot
 // holds and the others empty, as vPIC writes an empty field. An endpoint
 // whose data the snapshot lacks is NOT_FOUND naming what it lacks.
+// reference_loader.cc reads the tables; reference_data.cc answers.
 #ifndef VIN_SNAPSHOT_REFERENCE_DATA_H_
 #define VIN_SNAPSHOT_REFERENCE_DATA_H_
 
@@ -19,14 +20,6 @@
 namespace snapshot {
 
 class Db;
-
-// The reference endpoints the snapshot answers, for messages.
-inline constexpr char kServedOffline[] =
-    "GetAllMakes, GetModelsForMake, GetModelsForMakeId, "
-    "GetModelsForMakeYear, GetModelsForMakeIdYear, "
-    "GetMakeForManufacturer, DecodeWMI, GetWMIsForManufacturer, "
-    "GetVehicleTypesForMake, GetVehicleTypesForMakeId, GetMakesForVehicleType, "
-    "GetVehicleVariableList, GetVehicleVariableValuesList";
 
 struct ReferenceData {
   struct Named {
@@ -71,6 +64,10 @@ struct ReferenceData {
 
 // Reads the tables (the schema was checked by the index loader first).
 absl::Status LoadReferenceData(Db& db, ReferenceData* out);
+
+// The reference endpoints the snapshot answers, comma-separated (for
+// messages).
+std::string ReferenceEndpointsOffline();
 
 // The answer to reference request `key` as vPIC's JSON, or NOT_FOUND (the
 // message naming what the snapshot does not hold).

@@ -55,7 +55,10 @@ Snapshot::Snapshot(std::unique_ptr<const SnapshotIndex> index,
       info_(std::move(info)),
       note_prefix_(absl::StrCat("decoded offline from the vPIC snapshot of ",
                                 info_.date, " (sha256 ", info_.sha256,
-                                "), reference year ")) {}
+                                "), reference year ")),
+      reference_note_(absl::StrCat(
+          "answered from the offline vPIC snapshot of ", info_.date,
+          " (sha256 ", info_.sha256.substr(0, 12), ")")) {}
 
 Snapshot::~Snapshot() = default;
 

@@ -84,6 +84,10 @@ class Snapshot {
   absl::StatusOr<std::shared_ptr<const std::string>> Reference(
       absl::string_view key) const;
 
+  // The note a reference answer from this snapshot carries (its data date
+  // and sha256), made once.
+  const std::string& reference_note() const { return reference_note_; }
+
   const SnapshotInfo& info() const { return info_; }
 
   // Approximate heap bytes held by the index.
@@ -95,6 +99,7 @@ class Snapshot {
   std::unique_ptr<const SnapshotIndex> index_;
   SnapshotInfo info_;
   std::string note_prefix_;  // the "snapshot" note, up to the reference year
+  std::string reference_note_;
 
   // Reference answers made (Reference()), at most kAnswersKept.
   static constexpr size_t kAnswersKept = 1024;

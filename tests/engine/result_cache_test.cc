@@ -1,14 +1,12 @@
 #include "engine/result_cache.h"
 
-#include <stdlib.h>
-
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "disk_cache/disk_cache.h"
 #include "gtest/gtest.h"
 #include "retry/clock.h"
+#include "testing/temp_dir.h"
 
 namespace engine {
 namespace {
@@ -130,9 +128,8 @@ ResultCacheOptions OverDisk(ResultEncoder encoder, ResultDecoder decoder,
 // file answers, with the entry's age; a row that does not parse is
 // discarded, never answered; a stale one answers LookupStale only.
 TEST(ResultCacheDisk, AnotherCacheOverTheSameFileAnswersWithTheAge) {
-  char tmpl[] = "/tmp/vin-result-cache-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string path = std::string(tmpl) + "/c.db";
+  const testing_util::TempDir dir("vin-result-cache");
+  const std::string path = dir.File("c.db");
   retry::FakeClock clock(absl::FromUnixSeconds(1000) + absl::Minutes(1));
   ResultEncoder encoder = [](const DecodeResult& r) {
     return r.vin + "|" + r.vehicle.make;
@@ -174,16 +171,14 @@ TEST(ResultCacheDisk, AnotherCacheOverTheSameFileAnswersWithTheAge) {
   auto stale = cache.LookupStale(b, clock.Now());
   ASSERT_TRUE(stale);
   EXPECT_EQ(stale->age, absl::Hours(2) + absl::Minutes(1));
-  std::system(("rm -rf " + std::string(tmpl)).c_str());
 }
 
 // Rule 18: a reference answer (GetModelsForMake, ...) is kept as its
 // document, fresh for --reference_ttl (not --cache_ttl), on disk as it is;
 // a row that is not a vPIC document is discarded, never answered.
 TEST(ResultCacheDisk, AReferenceAnswerIsItsDocumentForTheReferenceTtl) {
-  char tmpl[] = "/tmp/vin-result-cache-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string path = std::string(tmpl) + "/c.db";
+  const testing_util::TempDir dir("vin-result-cache");
+  const std::string path = dir.File("c.db");
   retry::FakeClock clock(absl::FromUnixSeconds(1000));
   ResultDecoder never = [](const std::string&, DecodeResult*) { return false; };
   const std::string doc =
@@ -228,7 +223,6 @@ TEST(ResultCacheDisk, AReferenceAnswerIsItsDocumentForTheReferenceTtl) {
   auto stale = cache.LookupStale(models, clock.Now());
   ASSERT_TRUE(stale);
   EXPECT_EQ(*stale->answer->document, doc);
-  std::system(("rm -rf " + std::string(tmpl)).c_str());
 }
 
 }  // namespace

@@ -5,15 +5,15 @@
 #ifndef VIN_TESTS_SERVER_HTTP_FIXTURE_H_
 #define VIN_TESTS_SERVER_HTTP_FIXTURE_H_
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "snapshot/test_snapshot.h"
 #include "testing/http_client.h"
 #include "testing/server_fixture.h"
 
@@ -39,6 +39,15 @@ class HttpGatewayTest : public testing_util::ServerFixture {
     StartServer(std::move(o));
     port_ = server_->http_port();
     ASSERT_GT(port_, 0);
+  }
+  // The snapshot loaded, and one live attempt with no breaker: a scripted
+  // fault sends a request to its fallback at once.
+  static ServerOptions SnapshotFallback() {
+    ServerOptions o = Defaults();
+    o.snapshot_path = snapshot::testing::SnapshotPath();
+    o.engine.max_attempts = 1;
+    o.engine.breaker.failures = 0;
+    return o;
   }
   testing_util::HttpResponse Get(const std::string& path,
                                  const std::vector<std::string>& headers = {}) {

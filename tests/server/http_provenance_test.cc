@@ -52,11 +52,7 @@ std::string Notes(const HttpResponse& r) {
 
 TEST_F(HttpGatewayTest, ASnapshotAnswerHasVpicsShapeAndSaysWhereItCameFrom) {
   SKIP_WITHOUT_SNAPSHOT();
-  ServerOptions o = Defaults();
-  o.snapshot_path = snapshot::testing::SnapshotPath();
-  o.engine.max_attempts = 1;
-  o.engine.breaker.failures = 0;
-  StartHttp(o);
+  StartHttp(SnapshotFallback());
   ASSERT_NE(server_->snapshot(), nullptr) << server_->snapshot_status();
   Script(kFord, "503");  // vPIC fails: LIVE_THEN_SNAPSHOT answers offline
   const HttpResponse r = Get(absl::StrCat("/api/vehicles/DecodeVinValues/", kFord,

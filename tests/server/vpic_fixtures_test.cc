@@ -1,8 +1,9 @@
 // The captured vPIC answers of the endpoints issue 31 serves next
 // (tests/fixtures/vpic/json/, sources in SOURCES.md) are whole answers, not
 // excerpts: each parses, its Count is its number of results, and every
-// result has the fields of the first, as one endpoint's answer does. (The
-// make names in them are NHTSA's, "LUXXX CUSTOM CYCLE" among them.)
+// result has the fields of the first, as one endpoint's answer does. (Make
+// names in them that look odd, such as LUX followed by three X's, are
+// NHTSA's own.)
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>

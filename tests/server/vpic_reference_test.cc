@@ -265,11 +265,7 @@ TEST_F(HttpGatewayTest, ReferenceRequestsOpenAndAreRefusedByTheBreaker) {
 // 503 naming why. (Their content against the file: reference_data_test.cc.)
 TEST_F(HttpGatewayTest, OfflineTheSnapshotAnswersWhatItHoldsAndNamesTheRest) {
   SKIP_WITHOUT_SNAPSHOT();
-  ServerOptions o = Defaults();
-  o.snapshot_path = snapshot::testing::SnapshotPath();
-  o.engine.max_attempts = 1;
-  o.engine.breaker.failures = 0;
-  StartHttp(o);
+  StartHttp(SnapshotFallback());
   ASSERT_NE(server_->snapshot(), nullptr) << server_->snapshot_status();
   Script("getmodelsformake", "503");
   const HttpResponse json =

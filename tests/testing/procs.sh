@@ -35,6 +35,11 @@ start_server() {
   port=$(await_line "$log" 'listening on' | sed -E 's/.*\(port ([0-9]+)[,)].*/\1/')
 }
 
+# free_port: a TCP port free on 127.0.0.1 now.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
 # start_nginx WORK PORT: nginx serving WORK/www as static files on
 # 127.0.0.1:PORT (the benchmarks' comparison), its files in WORK; sets
 # nginx_pid. Stop it before stop_procs, whose `wait` would wait for it.
