@@ -6,74 +6,23 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "snapshot/reference_document.h"
-#include "util/escape.h"
+#include "snapshot/reference_key.h"
 
 namespace snapshot {
 namespace {
 
 using reference::Document;
 using reference::Field;
+using reference::Key;
 using reference::kResponse;
 using reference::kResults;
+using reference::Like;
 using reference::NullOr;
-
-// ---- The request key (DecodeKey::reference) ----
-
-// The gateway wrote it (vpic_endpoints.cc): a value that does not decode
-// cannot come from there, and is read as written.
-std::string Decoded(absl::string_view in) {
-  std::string out;
-  return util::PercentDecode(in, false, &out) ? out : std::string(in);
-}
-
-struct Key {
-  std::string endpoint;
-  std::vector<std::string> path;  // after the endpoint, decoded
-  std::vector<std::pair<std::string, std::string>> query;  // decoded
-  std::string arg;     // the path argument ("" when none)
-  bool is_id = false;  // the argument is a number: `id`
-  int id = 0;
-
-  std::string Param(absl::string_view name) const {
-    for (const auto& [k, v] : query) {
-      if (k == name) return v;
-    }
-    return "";
-  }
-};
-
-Key ParseKey(absl::string_view key) {
-  Key k;
-  const size_t q = key.find('?');
-  std::vector<absl::string_view> parts =
-      absl::StrSplit(key.substr(0, q), '/', absl::SkipEmpty());
-  if (!parts.empty()) k.endpoint = std::string(parts[0]);
-  for (size_t i = 1; i < parts.size(); ++i) k.path.push_back(Decoded(parts[i]));
-  if (q != absl::string_view::npos) {
-    for (absl::string_view pair :
-         absl::StrSplit(key.substr(q + 1), '&', absl::SkipEmpty())) {
-      std::pair<absl::string_view, absl::string_view> kv =
-          absl::StrSplit(pair, absl::MaxSplits('=', 1));
-      k.query.emplace_back(std::string(kv.first), Decoded(kv.second));
-    }
-  }
-  if (!k.path.empty()) k.arg = k.path[0];
-  k.is_id = absl::SimpleAtoi(k.arg, &k.id);
-  return k;
-}
-
-// vPIC's LIKE on names: the argument anywhere in the name, without case.
-bool Like(absl::string_view name, absl::string_view arg) {
-  return absl::StrContains(absl::AsciiStrToLower(name),
-                           absl::AsciiStrToLower(arg));
-}
 
 // ---- The answers, one function per endpoint (or kind of endpoint) ----
 
@@ -252,75 +201,6 @@ std::string MakeTypes(const ReferenceData& d, const Key& k) {
                     false);
 }
 
-// GetMakeForManufacturer: the manufacturer-make pairs, by the
-// manufacturer's id or a part of its name.
-std::string MakesOfManufacturer(const ReferenceData& d, const Key& k) {
-  absl::flat_hash_map<int, const ReferenceData::Named*> makes;
-  for (const auto& m : d.makes) makes[m.id] = &m;
-  Document doc(kResults);
-  for (const auto& [mfr, make] : d.manufacturer_makes) {
-    auto name = d.manufacturer_names.find(mfr);
-    auto m = makes.find(make);
-    if (name == d.manufacturer_names.end() || m == makes.end()) continue;
-    if (k.is_id ? mfr != k.id : !Like(name->second, k.arg)) continue;
-    doc.Add([&](std::string* o) {
-      Field(o, "Make_ID", make);
-      Field(o, "Make_Name", m->second->name);
-      Field(o, "Mfr_Name", name->second, true);
-    });
-  }
-  return doc.Finish(absl::StrCat("Manufacturer:", k.arg), false);
-}
-
-// DecodeWMI: what the snapshot holds of the WMI; CommonName,
-// ParentCompanyName and URL are not in it, and are empty.
-std::string Wmi(const ReferenceData& d, const Key& k) {
-  Document doc(kResults);
-  for (const auto& w : d.wmis) {
-    if (w.code != k.arg) continue;
-    doc.Add([&](std::string* o) {
-      Field(o, "CommonName", "");
-      Field(o, "CreatedOn", w.created_on);
-      Field(o, "DateAvailableToPublic", w.public_on);
-      Field(o, "Make", w.make);
-      Field(o, "ManufacturerName", w.manufacturer);
-      Field(o, "ParentCompanyName", "");
-      Field(o, "URL", "");
-      NullOr(o, "UpdatedOn", w.updated_on);
-      Field(o, "VehicleType", w.vehicle_type, true);
-    });
-  }
-  return doc.Finish(absl::StrCat("WMI:", k.arg), false);
-}
-
-// GetWMIsForManufacturer: by the manufacturer (id, or a part of its name)
-// and/or a part of the vehicle type's name.
-std::string WmisOf(const ReferenceData& d, const Key& k) {
-  const std::string& arg = k.arg;
-  const std::string type = k.Param("vehicleType");
-  Document doc(kResponse);
-  for (const auto& w : d.wmis) {
-    if (!arg.empty() &&
-        (k.is_id ? w.manufacturer_id != k.id : !Like(w.manufacturer, arg))) {
-      continue;
-    }
-    if (!type.empty() && !Like(w.vehicle_type, type)) continue;
-    doc.Add([&](std::string* o) {
-      NullOr(o, "Country", w.country);
-      Field(o, "CreatedOn", w.created_on);
-      Field(o, "DateAvailableToPublic", w.public_on);
-      Field(o, "Id", w.manufacturer_id);
-      Field(o, "Name", w.manufacturer);
-      NullOr(o, "UpdatedOn", w.updated_on);
-      Field(o, "VehicleType", w.vehicle_type);
-      Field(o, "WMI", w.code, true);
-    });
-  }
-  return doc.Finish(arg.empty() ? absl::StrCat("VehicleType: ", type)
-                                : absl::StrCat("Manufacturer: ", arg),
-                    false);
-}
-
 std::string Variables(const ReferenceData& d, const Key&) {
   Document doc(kResults);
   for (const auto& e : d.elements) {
@@ -358,10 +238,12 @@ std::string VariableValues(const ReferenceData& d, const Key& k) {
       absl::StrCat("Variable:", found != nullptr ? found->name : k.arg), false);
 }
 
-// The endpoints the snapshot answers, and how.
+// The endpoints the snapshot answers, and how; `unheld` a parameter whose
+// data the snapshot does not hold: a request with it is not answered.
 struct Served {
   absl::string_view endpoint;
   std::string (*answer)(const ReferenceData&, const Key&);
+  absl::string_view unheld = "";
 };
 constexpr Served kServed[] = {
     {"GetAllMakes", AllMakes},
@@ -369,9 +251,11 @@ constexpr Served kServed[] = {
     {"GetModelsForMakeId", ModelsForMake},
     {"GetModelsForMakeYear", ModelsByYear},
     {"GetModelsForMakeIdYear", ModelsByYear},
-    {"GetMakeForManufacturer", MakesOfManufacturer},
-    {"DecodeWMI", Wmi},
-    {"GetWMIsForManufacturer", WmisOf},
+    {"GetAllManufacturers", reference::AllManufacturers, "ManufacturerType"},
+    {"GetMakeForManufacturer", reference::MakesOfManufacturer},
+    {"GetMakesForManufacturerAndYear", reference::MakesOfManufacturerInYear},
+    {"DecodeWMI", reference::Wmi},
+    {"GetWMIsForManufacturer", reference::WmisOf},
     {"GetVehicleTypesForMake", MakeTypes},
     {"GetVehicleTypesForMakeId", MakeTypes},
     {"GetMakesForVehicleType", MakeTypes},
@@ -389,9 +273,15 @@ std::string ReferenceEndpointsOffline() {
 
 absl::StatusOr<std::string> ReferenceAnswer(const ReferenceData& data,
                                             absl::string_view key) {
-  const Key k = ParseKey(key);
+  const Key k = reference::ParseKey(key);
   for (const Served& s : kServed) {
-    if (s.endpoint == k.endpoint) return s.answer(data, k);
+    if (s.endpoint != k.endpoint) continue;
+    if (!s.unheld.empty() && !k.Param(s.unheld).empty()) {
+      return absl::NotFoundError(
+          absl::StrCat("the offline vPIC snapshot does not hold ", s.unheld,
+                       " (", k.endpoint, " is answered offline without it)"));
+    }
+    return s.answer(data, k);
   }
   return absl::NotFoundError(
       absl::StrCat("the offline vPIC snapshot does not hold what ", k.endpoint,

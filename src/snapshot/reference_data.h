@@ -31,6 +31,7 @@ struct ReferenceData {
   absl::flat_hash_map<int, std::string> model_names;  // Model
   std::vector<std::pair<int, int>> make_models;  // Make_Model (make, model)
   absl::flat_hash_map<int, std::string> manufacturer_names;  // Manufacturer
+  std::vector<int> manufacturer_ids;                         // by Id
   std::vector<std::pair<int, int>> manufacturer_makes;  // (manufacturer, make)
   struct Element {
     int id = 0;

@@ -64,6 +64,13 @@ inline void NullOr(std::string* out, absl::string_view name,
   absl::StrAppend(out, ":null", last ? "" : ",");
 }
 
+// "name":json, `json` written as given (a list, an object).
+inline void RawField(std::string* out, absl::string_view name,
+                     absl::string_view json, bool last = false) {
+  util::AppendJsonString(name, out);
+  absl::StrAppend(out, ":", json, last ? "" : ",");
+}
+
 inline constexpr char kResponse[] = "Response returned successfully";
 inline constexpr char kResults[] = "Results returned successfully";
 

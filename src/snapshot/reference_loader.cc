@@ -134,6 +134,7 @@ size_t ReferenceData::MemoryBytes() const {
   size_t n = makes.size() * sizeof(Named) +
              make_models.size() * sizeof(make_models[0]) +
              manufacturer_makes.size() * sizeof(manufacturer_makes[0]) +
+             manufacturer_ids.capacity() * sizeof(int) +
              model_names.size() * (sizeof(int) + sizeof(std::string)) +
              manufacturer_names.size() * (sizeof(int) + sizeof(std::string)) +
              wmis.size() * sizeof(Wmi);
@@ -170,9 +171,11 @@ absl::Status LoadReferenceData(Db& db, ReferenceData* out) {
                  });
   }
   if (s.ok()) {
-    s = db.Query("SELECT Id, Name FROM Manufacturer", [&](sqlite3_stmt* r) {
-      out->manufacturer_names[Int(r, 0)] = std::string(Text(r, 1));
-    });
+    s = db.Query("SELECT Id, Name FROM Manufacturer ORDER BY Id",
+                 [&](sqlite3_stmt* r) {
+                   out->manufacturer_ids.push_back(Int(r, 0));
+                   out->manufacturer_names[Int(r, 0)] = std::string(Text(r, 1));
+                 });
   }
   if (s.ok()) {
     s = db.Query(

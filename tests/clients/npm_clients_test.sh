@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The published npm vPIC clients (tests/clients/package.json, installed by
-# scripts/setup.sh) against the real vin-server's gateway in front of the
-# fake vPIC: tests/clients/npm_clients.mjs says what is checked.
-# Usage: npm_clients_test.sh VIN_SERVER FAKE_VPIC
+# scripts/setup.sh) against the real vin-server's gateway, live (in front of
+# the fake vPIC) and offline (vPIC unreachable: a port nothing listens on;
+# the snapshot loaded): tests/clients/npm_clients.mjs says what is checked.
+# Usage: npm_clients_test.sh VIN_SERVER FAKE_VPIC SNAPSHOT
 set -euo pipefail
-server_bin=$1 fake_bin=$2
+server_bin=$1 fake_bin=$2 snapshot=$3
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
@@ -16,9 +17,28 @@ if [ ! -d "$here/node_modules/@shaggytools/nhtsa-api-wrapper" ] ||
   echo "the npm clients are not installed: run scripts/setup.sh" >&2
   exit 1
 fi
+if [ ! -f "$snapshot" ]; then
+  echo "no snapshot at $snapshot: run scripts/setup.sh" >&2
+  exit 1
+fi
+# run_clients MODE LOG [server flags...]
+run_clients() {
+  local mode=$1 log=$2
+  shift 2
+  start_server "$server_bin" "$log" --http_listen=127.0.0.1:0 "$@"
+  local http_port
+  http_port=$(await_line "$log" 'HTTP gateway on ' |
+    sed -E 's/.*\(port ([0-9]+)\).*/\1/')
+  echo "== $mode"
+  node "$here/npm_clients.mjs" "http://127.0.0.1:$http_port/api/vehicles" \
+    "$repo/tests/fixtures/vpic" "$mode"
+  kill "$server_pid"
+  wait "$server_pid" || true
+}
 start_fake "$fake_bin" "$work/fake.log"
-start_server "$server_bin" "$work/server.log" --http_listen=127.0.0.1:0
-http_port=$(await_line "$work/server.log" 'HTTP gateway on ' |
-  sed -E 's/.*\(port ([0-9]+)\).*/\1/')
-node "$here/npm_clients.mjs" "http://127.0.0.1:$http_port/api/vehicles" \
-  "$repo/tests/fixtures/vpic"
+run_clients live "$work/live.log"
+# Offline: one attempt each, so that each request finds vPIC gone at once
+# (the retries' timing is tested elsewhere).
+vpic_url="http://127.0.0.1:$(free_port)"
+run_clients offline "$work/offline.log" --snapshot_path="$snapshot" \
+  --max_attempts=1

@@ -177,6 +177,73 @@ TEST(SnapshotReference, MakesOfAManufacturerNameOrId) {
       Rows(makes + "WHERE lower(f.Name) LIKE '%honda%' ORDER BY mm.Id"));
 }
 
+// A page of 100 manufacturers by id: the id and name the snapshot holds,
+// the rest of vPIC's fields empty (null, no vehicle types).
+TEST(SnapshotReference, AllManufacturersByPageWithTheFieldsTheSnapshotHolds) {
+  SKIP_WITHOUT_SNAPSHOT();
+  const std::string page =
+      "SELECT NULL, NULL, Id, Name, '[]' FROM Manufacturer ORDER BY Id "
+      "LIMIT 100 OFFSET ";
+  const std::vector<std::string> fields = {
+      "Country", "Mfr_CommonName", "Mfr_ID", "Mfr_Name", "VehicleTypes"};
+  auto rows = [&](int offset) {
+    auto r = Rows(page + std::to_string(offset));
+    for (auto& row : r) row[4] = Json::array();
+    return r;
+  };
+  const Json first = Answer("GetAllManufacturers");
+  EXPECT_TRUE(first["SearchCriteria"].is_null());
+  ExpectResults(first, fields, rows(0));
+  EXPECT_EQ(first["Count"], 100);
+  EXPECT_EQ(first["Results"][0]["Mfr_Name"], "TESLA, INC.")
+      << "vPIC's own first page starts with id 955 too";
+  ExpectResults(Answer("GetAllManufacturers?page=3"), fields, rows(200));
+  EXPECT_EQ(Answer("GetAllManufacturers?page=100000")["Count"], 0);
+  // The snapshot holds no manufacturer types: not answered, naming it.
+  auto typed = SharedSnapshot()->Reference(
+      "GetAllManufacturers?ManufacturerType=Completed%20Vehicle");
+  ASSERT_FALSE(typed.ok());
+  EXPECT_NE(typed.status().message().find("ManufacturerType"),
+            absl::string_view::npos)
+      << typed.status().message();
+}
+
+// A manufacturer's makes in a year: the Manufacturer_Make pairs that a
+// WMI of the manufacturer names, the WMI having a schema for the year.
+TEST(SnapshotReference, MakesOfAManufacturerInAYearFromItsWmisSchemas) {
+  SKIP_WITHOUT_SNAPSHOT();
+  const std::string makes =
+      "SELECT DISTINCT mm.MakeId, upper(trim(mk.Name)), mm.ManufacturerId, "
+      "f.Name FROM Manufacturer_Make mm "
+      "JOIN Make mk ON mk.Id = mm.MakeId "
+      "JOIN Manufacturer f ON f.Id = mm.ManufacturerId "
+      "JOIN Wmi w ON w.ManufacturerId = mm.ManufacturerId "
+      "JOIN Wmi_VinSchema wv ON wv.WmiId = w.Id "
+      "JOIN (SELECT Id AS WmiId, MakeId FROM Wmi WHERE MakeId IS NOT NULL "
+      "      UNION SELECT WmiId, MakeId FROM Wmi_Make) wm "
+      "  ON wm.WmiId = w.Id AND wm.MakeId = mm.MakeId "
+      "WHERE {where} AND wv.YearFrom <= {year} "
+      "AND ifnull(wv.YearTo, 9999) >= {year} ORDER BY 3, 1";
+  auto sql = [&](const std::string& where, const std::string& year) {
+    return absl::StrReplaceAll(makes, {{"{where}", where}, {"{year}", year}});
+  };
+  const std::vector<std::string> fields = {"MakeId", "MakeName", "MfrId",
+                                           "MfrName"};
+  // vPIC's own answer for 988 in 2021 (GetMakesForManufacturerAndYear.json)
+  // is HONDA and ACURA.
+  const Json hdma = Answer("GetMakesForManufacturerAndYear/988?year=2021");
+  EXPECT_EQ(hdma["SearchCriteria"], "Manufacturer : 988, Year: 2021");
+  ExpectResults(hdma, fields, Rows(sql("f.Id = 988", "2021")));
+  ASSERT_EQ(hdma["Count"], 2);
+  EXPECT_EQ(hdma["Results"][0]["MakeName"], "HONDA");
+  EXPECT_EQ(hdma["Results"][1]["MakeName"], "ACURA");
+  const Json honda = Answer("GetMakesForManufacturerAndYear/honda?year=2015");
+  ExpectResults(honda, fields,
+                Rows(sql("lower(f.Name) LIKE '%honda%'", "2015")));
+  EXPECT_GT(honda["Count"], 2);
+  EXPECT_EQ(Answer("GetMakesForManufacturerAndYear/988?year=1950")["Count"], 0);
+}
+
 TEST(SnapshotReference, AWmiWithWhatTheSnapshotHoldsAndEmptyFieldsForTheRest) {
   SKIP_WITHOUT_SNAPSHOT();
   const Json a = Answer("DecodeWMI/1FT");
@@ -272,9 +339,9 @@ TEST(SnapshotReference, VariablesAndTheValuesOfALookupVariable) {
 
 TEST(SnapshotReference, WhatTheSnapshotDoesNotHoldIsNotFoundAndAnswersAreKept) {
   SKIP_WITHOUT_SNAPSHOT();
-  for (const char* key :
-       {"GetParts?type=565", "GetEquipmentPlantCodes?year=2015",
-        "GetCanadianVehicleSpecifications?Year=2011"}) {
+  for (const char* key : {"GetParts?type=565", "GetManufacturerDetails/honda",
+                          "GetEquipmentPlantCodes?year=2015",
+                          "GetCanadianVehicleSpecifications?Year=2011"}) {
     auto doc = SharedSnapshot()->Reference(key);
     ASSERT_FALSE(doc.ok()) << key;
     EXPECT_EQ(doc.status().code(), absl::StatusCode::kNotFound);
