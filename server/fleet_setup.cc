@@ -45,6 +45,7 @@ fleet::FleetLimits LimitsOf(const engine::EngineOptions& e) {
   l.probe_hold_max = std::max(e.breaker.cooldown_max,
                               2 * e.attempt_timeout + absl::Seconds(1));
   l.cache_ttl = e.cache_ttl;
+  l.reference_ttl = e.reference_ttl;
   return l;
 }
 

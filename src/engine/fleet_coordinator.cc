@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/types/optional.h"
 
 namespace engine {
@@ -23,20 +24,36 @@ class Local final : public FleetCoordinator {
   void Abandoned(const Key&, uint64_t) override {}
 };
 
-// Another replica's decode as this one's cache answers it.
-std::shared_ptr<DecodeResult> CacheAnswer(const std::string& vin,
-                                          std::shared_ptr<const std::string> bytes) {
+// Another replica's decode (a reference request's document) as this one's
+// cache answers it.
+std::shared_ptr<DecodeResult> CacheAnswer(
+    const Key& key, std::shared_ptr<const std::string> bytes) {
   auto answer = std::make_shared<DecodeResult>();
-  answer->vin = vin;
   answer->source = Source::kCache;
-  answer->encoded = std::move(bytes);
+  if (key.is_reference()) {
+    answer->document = std::move(bytes);
+  } else {
+    answer->vin = key.vin;
+    answer->encoded = std::move(bytes);
+  }
   return answer;
 }
 
+// The bytes of a result the fleet shares: its encoding, or its document.
+const std::shared_ptr<const std::string>& SharedBytes(const DecodeResult& r) {
+  return r.document != nullptr ? r.document : r.encoded;
+}
+
 absl::optional<Key> ParseFleetKey(const std::string& key) {
+  Key out;
+  absl::string_view rest = key;
+  if (absl::ConsumePrefix(&rest, kFleetReferencePrefix)) {
+    if (rest.empty()) return absl::nullopt;
+    out.reference = std::string(rest);
+    return out;
+  }
   std::pair<std::string, std::string> parts =
       absl::StrSplit(key, absl::MaxSplits('|', 1));
-  Key out;
   out.vin = parts.first;
   if (!absl::SimpleAtoi(parts.second, &out.model_year)) return absl::nullopt;
   return out;
@@ -58,9 +75,6 @@ class Shared final : public FleetCoordinator {
   }
 
   bool Start(const Key& key, uint64_t fid) override {
-    // A reference request (rule 18) is decoded by each replica on its own
-    // (its answer is not in the fleet's cache, nor its flight leased).
-    if (key.is_reference()) return false;
     // Every flight is known, also one that goes on alone while the fleet is
     // down: another replica's DONE ends it too.
     Entry& e = entries_[key];
@@ -85,14 +99,16 @@ class Shared final : public FleetCoordinator {
   void Done(const Key& key, uint64_t fid, const DecodeResult& result,
             const std::shared_ptr<const DecodeResult>& cache_answer) override {
     const Role role = Forget(key, fid);
-    const std::string fleet_key = FleetKey(key.vin, key.model_year);
+    const std::string fleet_key = FleetKey(key);
     // Also a flight that went on alone shares what it found.
-    if (result.encoded != nullptr && cache_answer != nullptr &&
-        cache_answer->encoded != nullptr) {
-      fleet_->StoreResult(fleet_key, *cache_answer->encoded, options_.cache_ttl);
+    if (SharedBytes(result) != nullptr && cache_answer != nullptr &&
+        SharedBytes(*cache_answer) != nullptr) {
+      fleet_->StoreResult(
+          fleet_key, *SharedBytes(*cache_answer),
+          key.is_reference() ? options_.reference_ttl : options_.cache_ttl);
       FleetEvent e = EventOf(key, FleetEvent::Kind::kDone);
-      e.encoded = result.encoded;
-      e.cached = cache_answer->encoded;
+      e.encoded = SharedBytes(result);
+      e.cached = SharedBytes(*cache_answer);
       e.source = result.source;
       e.attempts = result.attempts;
       fleet_->Publish(e);
@@ -159,14 +175,13 @@ class Shared final : public FleetCoordinator {
   FleetEvent EventOf(const Key& key, FleetEvent::Kind kind) const {
     FleetEvent e;
     e.kind = kind;
-    e.key = FleetKey(key.vin, key.model_year);
+    e.key = FleetKey(key);
     e.origin = fleet_->replica();
     return e;
   }
 
   void Claim(const Key& key, uint64_t fid) {
-    fleet_->ClaimFlight(FleetKey(key.vin, key.model_year), Token(fid),
-                        options_.lease,
+    fleet_->ClaimFlight(FleetKey(key), Token(fid), options_.lease,
                         [this, key, fid](FleetBackend::Claim claim) {
                           OnClaim(key, fid, std::move(claim));
                         });
@@ -179,7 +194,7 @@ class Shared final : public FleetCoordinator {
         (e->role != Role::kClaiming && e->role != Role::kRemote)) {
       // Its callers left meanwhile: a lease it got goes back at once.
       if (claim.kind == Kind::kOwner) {
-        fleet_->ReleaseLease(FleetKey(key.vin, key.model_year), Token(fid));
+        fleet_->ReleaseLease(FleetKey(key), Token(fid));
       }
       return;
     }
@@ -187,7 +202,7 @@ class Shared final : public FleetCoordinator {
     switch (claim.kind) {
       case Kind::kCached: {
         Forget(key, fid);
-        auto answer = CacheAnswer(key.vin, std::move(claim.cached));
+        auto answer = CacheAnswer(key, std::move(claim.cached));
         flights_->Remember(key, answer);
         flights_->AnswerFromFleet(key, fid, std::move(answer), first);
         return;
@@ -215,8 +230,7 @@ class Shared final : public FleetCoordinator {
       if (g == nullptr) return;
       g->timer = 0;
       if (g->role == Role::kOwner) {
-        fleet_->RenewLease(FleetKey(key.vin, key.model_year), Token(fid),
-                           options_.lease);
+        fleet_->RenewLease(FleetKey(key), Token(fid), options_.lease);
         ScheduleTimer(key, g);
       } else if (g->role == Role::kRemote) {
         Claim(key, fid);  // its answer schedules the next look
@@ -236,7 +250,7 @@ class Shared final : public FleetCoordinator {
     if (event.kind == FleetEvent::Kind::kDone) {
       // Every replica keeps the fleet's decodes in its own cache too, so
       // that repeats are answered without a trip to Redis.
-      cached = CacheAnswer(key->vin, event.cached);
+      cached = CacheAnswer(*key, event.cached);
       flights_->Remember(*key, cached);
     }
     auto it = entries_.find(*key);
@@ -256,11 +270,9 @@ class Shared final : public FleetCoordinator {
           flights_->AnswerFromFleet(*key, fid, std::move(cached), true);
           return;
         }
-        auto answer = std::make_shared<DecodeResult>();
-        answer->vin = key->vin;
+        auto answer = CacheAnswer(*key, event.encoded);
         answer->source = event.source;
         answer->attempts = event.attempts;
-        answer->encoded = event.encoded;
         flights_->AnswerFromFleet(*key, fid, std::move(answer), false);
         return;
       }

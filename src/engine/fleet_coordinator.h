@@ -95,6 +95,7 @@ struct SharedFleetOptions {
   // replicas look again every half of it.
   absl::Duration lease = absl::Seconds(5);
   absl::Duration cache_ttl = absl::Hours(24);  // of results stored
+  absl::Duration reference_ttl = absl::Hours(24);  // of reference answers
 };
 // Over a fleet backend, on `scheduler`'s loop. Subscribes to the backend's
 // events. `flights` and `scheduler` are not owned and outlive it.

@@ -111,6 +111,7 @@ SharedFleetOptions FleetOptionsOf(const EngineOptions& options) {
   f.backend = options.fleet;
   f.lease = options.fleet_lease;
   f.cache_ttl = options.cache_ttl;
+  f.reference_ttl = options.reference_ttl;
   return f;
 }
 

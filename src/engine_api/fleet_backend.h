@@ -1,6 +1,8 @@
 // What the replicas of a fleet share (DESIGN "Beyond one machine"), as the
 // engine sees it: the cache of finished decodes, one flight per VIN (a
-// lease, and the owner's events for the other replicas' waiters). The
+// lease, and the owner's events for the other replicas' waiters); the same
+// for vPIC's reference requests (rule 18), whose result bytes are vPIC's
+// JSON document. The
 // engine works without one; fleet::RedisFleet is the implementation.
 //
 // The engine attaches it to its loop first; from then on every call is made
@@ -15,10 +17,13 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "domain/decode_key.h"
 #include "engine_api/types.h"
 #include "loop/event_loop.h"
 #include "upstream/upstream_budget.h"
+#include "vpic/reference.h"
 
 namespace engine {
 
@@ -44,7 +49,8 @@ struct FleetEvent {
   std::string origin;  // the publishing replica
   std::shared_ptr<const std::string> encoded;
   // kDone: the result as a cache answer (source CACHE, attempts 0), the
-  // bytes the shared cache holds.
+  // bytes the shared cache holds. For a reference request both are its
+  // document.
   std::shared_ptr<const std::string> cached;
   Source source = Source::kVpic;
   int attempts = 0;
@@ -53,9 +59,21 @@ struct FleetEvent {
   Breaker breaker;
 };
 
-// The fleet-wide name of a flight's key.
+// The fleet-wide name of a flight's key: "VIN|YEAR" for a decode,
+// "vpic:" and the request for a reference request (rule 18).
 inline std::string FleetKey(const std::string& vin, int model_year) {
   return absl::StrCat(vin, "|", model_year);
+}
+inline constexpr absl::string_view kFleetReferencePrefix = "vpic:";
+inline std::string FleetKey(const domain::DecodeKey& key) {
+  return key.is_reference() ? absl::StrCat(kFleetReferencePrefix, key.reference)
+                            : FleetKey(key.vin, key.model_year);
+}
+
+// Whether `bytes` read from outside (another replica, Redis) are a
+// reference answer: vPIC's JSON document (vpic::CheckReferenceDocument).
+inline bool IsReferenceDocument(absl::string_view bytes) {
+  return vpic::CheckReferenceDocument(bytes).ok();
 }
 
 class FleetBackend {
@@ -89,7 +107,8 @@ class FleetBackend {
                           absl::Duration lease) = 0;
   virtual void ReleaseLease(const std::string& key,
                             const std::string& token) = 0;
-  // Stores a finished decode (its cache answer's bytes) for `ttl`.
+  // Stores a finished decode (its cache answer's bytes, a reference
+  // request's document) for `ttl`.
   virtual void StoreResult(const std::string& key, std::string cached,
                            absl::Duration ttl) = 0;
   virtual void Publish(const FleetEvent& event) = 0;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "domain/limits.h"
 
 namespace fleet {
@@ -85,8 +87,20 @@ bool ClampEvent(const FleetLimits& limits, absl::Time now,
 }
 
 absl::StatusOr<FleetKeyParts> ParseFleetKey(absl::string_view key) {
-  const size_t bar = key.find('|');
   FleetKeyParts parts;
+  if (absl::ConsumePrefix(&key, engine::kFleetReferencePrefix)) {
+    if (key.empty() || key.size() > kMaxReferenceKeyBytes ||
+        !absl::ascii_isalpha(static_cast<unsigned char>(key[0])) ||
+        std::any_of(key.begin(), key.end(),
+                    [](char c) { return c <= ' ' || c > '~'; })) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "fleet key: not a reference request (printable, no spaces, at most ",
+          kMaxReferenceKeyBytes, " bytes)"));
+    }
+    parts.reference = std::string(key);
+    return parts;
+  }
+  const size_t bar = key.find('|');
   // A VIN, or a partial one (rule 18: 3 to 17 characters, '*' for an
   // unknown position after the WMI).
   if (bar == absl::string_view::npos || bar < 3 || bar > 17) {

@@ -30,6 +30,8 @@ struct FleetLimits {
   absl::Duration probe_hold_max = absl::Minutes(2);
   // A cached result older than this (--cache_ttl) is not answered.
   absl::Duration cache_ttl = absl::Hours(24);
+  // Nor a reference answer older than this (--reference_ttl).
+  absl::Duration reference_ttl = absl::Hours(24);
 };
 
 // Attempts an event may report; more is cut to this.
@@ -47,13 +49,20 @@ bool ClampEvent(const FleetLimits& limits, absl::Time now,
 // `d` within [0, max].
 absl::Duration ClampDuration(absl::Duration d, absl::Duration max);
 
-// A flight's fleet key, "VIN|YEAR" (engine::FleetKey), taken apart.
+// A flight's fleet key, "VIN|YEAR" or "vpic:REQUEST" (engine::FleetKey),
+// taken apart.
 struct FleetKeyParts {
   std::string vin;
   int model_year = 0;
+  std::string reference;  // a reference request (rule 18); "" for a VIN
 };
-// INVALID_ARGUMENT unless the VIN is 17 of 0-9 and A-Z but I, O, Q, and
-// the year 0 or a model year (domain/limits.h).
+// A reference request's key, in bytes: the gateway's are far shorter (each
+// argument at most 100 bytes before percent-encoding).
+inline constexpr size_t kMaxReferenceKeyBytes = 4096;
+// INVALID_ARGUMENT unless the VIN is 17 of 0-9 and A-Z but I, O, Q (or a
+// partial VIN) and the year 0 or a model year (domain/limits.h); or, after
+// "vpic:", a request of at most kMaxReferenceKeyBytes printable ASCII
+// characters without spaces, starting with a letter (an endpoint's name).
 absl::StatusOr<FleetKeyParts> ParseFleetKey(absl::string_view key);
 
 }  // namespace fleet

@@ -294,4 +294,18 @@ absl::StatusOr<FleetEvent> DecodeEvent(absl::string_view bytes) {
   return e;
 }
 
+std::string EncodeReferenceAnswer(const std::string& document) {
+  vin::fleet::v1::ReferenceAnswer m;
+  m.set_document(document);
+  return m.SerializeAsString();
+}
+
+absl::optional<std::string> DecodeReferenceAnswer(absl::string_view bytes) {
+  vin::fleet::v1::ReferenceAnswer m;
+  if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::nullopt;
+  }
+  return std::move(*m.mutable_document());
+}
+
 }  // namespace fleet

@@ -20,6 +20,12 @@ std::string EncodeEvent(const engine::FleetEvent& e);
 // source or failure reason it does not know, or a kind without its part.
 absl::StatusOr<engine::FleetEvent> DecodeEvent(absl::string_view bytes);
 
+// A reference answer's document as the shared cache holds it
+// (vin.fleet.v1.ReferenceAnswer), and back: nullopt when `bytes` are not
+// one (the document itself is checked by the caller).
+std::string EncodeReferenceAnswer(const std::string& document);
+absl::optional<std::string> DecodeReferenceAnswer(absl::string_view bytes);
+
 }  // namespace fleet
 
 #endif  // VIN_FLEET_EVENT_MAPPING_H_

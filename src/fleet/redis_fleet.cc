@@ -7,6 +7,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fleet/redis_budget.h"
@@ -211,6 +212,9 @@ void RedisFleet::ReleaseProbe() {
 void RedisFleet::StoreResult(const std::string& key, std::string cached,
                              absl::Duration ttl) {
   const std::string result_key = ResultKey(key);
+  if (absl::StartsWith(key, engine::kFleetReferencePrefix)) {
+    cached = EncodeReferenceAnswer(cached);  // (rule 18: a document)
+  }
   client_.Command({"SET", result_key,
                    Seal(cached, result_key, WallNow(), trust_.secret.get()),
                    "PX", Millis(ttl)},

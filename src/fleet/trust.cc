@@ -40,6 +40,32 @@ absl::optional<std::pair<bool, std::string>> WrongResult(
   return absl::nullopt;
 }
 
+// A reference request's cached answer (rule 18), its seal checked: only
+// this version writes them, always sealed, and the seal's time is when it
+// was stored. Its document, or why not.
+Verdict<std::string> CheckCachedReference(const Opened& opened, absl::Time now,
+                                          const Trust& trust) {
+  if (!opened.sealed) {
+    return Reject<std::string>(Rejection::kResultUnparsable,
+                               "a reference answer without its seal");
+  }
+  absl::optional<std::string> document = DecodeReferenceAnswer(opened.payload);
+  if (!document || !engine::IsReferenceDocument(*document)) {
+    return Reject<std::string>(Rejection::kResultUnparsable,
+                               "not a reference answer with vPIC's document");
+  }
+  const absl::Time stored = absl::FromUnixMillis(opened.issued_unix_ms);
+  if (stored - now > kEventMaxSkew) {
+    return Reject<std::string>(Rejection::kResultFuture,
+                               "stored later than now");
+  }
+  if (now - stored >= trust.limits.reference_ttl) {
+    return Reject<std::string>(Rejection::kResultExpired,
+                               "stored longer ago than --reference_ttl");
+  }
+  return Accept(*std::move(document));
+}
+
 }  // namespace
 
 const char* RejectionName(Rejection r) {
@@ -113,6 +139,7 @@ Verdict<std::string> CheckCachedResult(const std::string& stored,
     return Reject<std::string>(Rejection::kResultBadSignature,
                                "its signature does not match");
   }
+  if (!key->reference.empty()) return CheckCachedReference(*opened, now, trust);
   std::string payload(opened->payload);
   engine::DecodeResult result;
   if (auto wrong = WrongResult(trust, payload, key->vin, &result)) {
@@ -219,6 +246,11 @@ Verdict<engine::FleetEvent> EventChecks::Check(const std::string& message,
       for (const auto* bytes : {event->encoded.get(), event->cached.get()}) {
         if (bytes == nullptr) {
           return Reject<FleetEvent>(Rejection::kEventUnparsable, "no result");
+        }
+        if (!key->reference.empty()) {  // (rule 18: vPIC's document)
+          if (engine::IsReferenceDocument(*bytes)) continue;
+          return Reject<FleetEvent>(Rejection::kEventUnparsable,
+                                    "its result is not vPIC's document");
         }
         if (auto wrong = WrongResult(*trust_, *bytes, key->vin, &result)) {
           return Reject<FleetEvent>(

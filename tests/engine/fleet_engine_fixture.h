@@ -69,9 +69,18 @@ class FleetEngineTest : public testing::Test {
   }
 
   RecordingListener* Submit(Node* n, const std::string& vin) {
-    listeners_.push_back(std::make_unique<RecordingListener>());
     DecodeRequest r;
     r.vin = vin;
+    return Submit(n, r);
+  }
+  // A reference request (rule 18): "GetModelsForMake/honda".
+  RecordingListener* Ask(Node* n, const std::string& reference) {
+    DecodeRequest r;
+    r.reference = reference;
+    return Submit(n, r);
+  }
+  RecordingListener* Submit(Node* n, const DecodeRequest& r) {
+    listeners_.push_back(std::make_unique<RecordingListener>());
     EXPECT_TRUE(n->engine->Submit(r, listeners_.back().get()).ok());
     return listeners_.back().get();
   }

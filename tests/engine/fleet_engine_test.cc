@@ -53,6 +53,50 @@ TEST_F(FleetEngineTest, OneFlightAcrossReplicasTheOthersJoinIt) {
   EXPECT_EQ(c->upstream->sent().size(), 0u);
 }
 
+// Rule 18: a reference request is one flight across the fleet too, and its
+// answer (vPIC's document) the fleet's cache answer.
+TEST_F(FleetEngineTest, AReferenceRequestIsOneFlightAcrossReplicasAndShared) {
+  constexpr char kModels[] =
+      R"({"Count":1,"Message":"Response returned successfully",)"
+      R"("SearchCriteria":"Make:honda","Results":[{"Model_Name":"Accord"}]})";
+  const std::string ref = "GetModelsForMake/honda";
+  Node* a = Make("a");
+  Node* b = Make("b");
+  RecordingListener* la = Ask(a, ref);
+  Turn();
+  ASSERT_EQ(a->upstream->sent().size(), 1u);
+  EXPECT_EQ(a->upstream->sent()[0].reference, ref);
+  RecordingListener* lb = Ask(b, ref);
+  Turn();
+  EXPECT_EQ(b->upstream->sent().size(), 0u) << "B joined A's flight";
+  ASSERT_FALSE(lb->events().empty());
+  EXPECT_TRUE(lb->events().front().coalesced);
+  vpic::HttpResult ok;
+  ok.http_status = 200;
+  ok.body = kModels;
+  a->upstream->Reply(1, ok);
+  Turn();
+  for (RecordingListener* l : {la, lb}) {
+    ASSERT_EQ(Kinds(l), (std::vector<std::string>{"queued", "done"}));
+    ASSERT_NE(l->events().back().result->document, nullptr);
+    EXPECT_EQ(*l->events().back().result->document, kModels);
+    EXPECT_EQ(l->events().back().result->source, Source::kVpic);
+  }
+  EXPECT_TRUE(fleet_.HasResult("vpic:" + ref));
+  EXPECT_FALSE(fleet_.Leased("vpic:" + ref)) << "released when done";
+  // A third replica: the fleet's cache answers, with the document.
+  Node* c = Make("c");
+  RecordingListener* lc = Ask(c, ref);
+  Turn();
+  ASSERT_EQ(Kinds(lc), (std::vector<std::string>{"queued", "done"}));
+  EXPECT_EQ(lc->events().back().result->source, Source::kCache);
+  ASSERT_NE(lc->events().back().result->document, nullptr);
+  EXPECT_EQ(*lc->events().back().result->document, kModels);
+  EXPECT_EQ(c->upstream->sent().size(), 0u);
+  // A VIN's flight and a reference's do not mix: the same fleet, other keys.
+  EXPECT_FALSE(fleet_.HasResult(FleetKey(ValidVin(1), 0)));
+}
+
 TEST_F(FleetEngineTest, TheOwnersRetriesAndFailureReachTheOtherReplicas) {
   Node* a = Make("a");
   Node* b = Make("b");

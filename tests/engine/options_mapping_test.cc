@@ -182,15 +182,17 @@ TEST(RunnerOptionsOf, NoInjectedRandomnessLeavesTheBreakerItsOwn) {
   EXPECT_FALSE(RunnerOptionsOf(EngineOptions{}).breaker.uniform);
 }
 
-TEST(FleetOptionsOf, TheBackendTheLeaseAndTheCacheTtl) {
+TEST(FleetOptionsOf, TheBackendTheLeaseAndTheTtls) {
   EngineOptions o;
   o.fleet = reinterpret_cast<FleetBackend*>(0x40);
   o.fleet_lease = absl::Seconds(3);
   o.cache_ttl = absl::Hours(5);
+  o.reference_ttl = absl::Hours(7);
   const SharedFleetOptions f = FleetOptionsOf(o);
   EXPECT_EQ(f.backend, o.fleet);
   EXPECT_EQ(f.lease, absl::Seconds(3));
   EXPECT_EQ(f.cache_ttl, absl::Hours(5));
+  EXPECT_EQ(f.reference_ttl, absl::Hours(7));
 }
 
 }  // namespace

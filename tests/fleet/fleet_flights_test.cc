@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "fleet_test_fixture.h"
 #include "gtest/gtest.h"
+#include "testing/http_client.h"
 #include "testing/real_server.h"
 #include "testing/scrape.h"
 #include "testing/vin_gen.h"
@@ -75,6 +76,38 @@ TEST_F(FleetTest, AVinDecodedOnOneReplicaIsACacheAnswerOnAnother) {
   DecodeResponse again;
   ASSERT_TRUE(Decode(1, vin, &again).ok());
   EXPECT_EQ(again.result().source(), vin::v1::SOURCE_CACHE);
+  EXPECT_EQ(fake_->TotalRequests(), 1);
+}
+
+// Rule 18 over Redis: vPIC's reference answer made on one replica is the
+// fleet's cache answer on another, in whatever format that caller asks.
+// The other replica starts after the answer was made: it reads it from
+// Redis (the shared cache), not from the DONE event it never heard.
+TEST_F(FleetTest, AReferenceAnswerOfOneReplicaIsACacheAnswerOnAnother) {
+  server::ServerOptions o = Defaults();
+  o.http.listen = "127.0.0.1:0";
+  o.fleet.redis_url = redis_.url();
+  o.fleet.size_hint = 2;
+  AddReplica(o);
+  WaitForRedis();
+  const std::string path = "/api/vehicles/GetModelsForMake/honda";
+  testing_util::HttpResponse a =
+      testing_util::HttpGet(servers_[0]->http_port(), path + "?format=json");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.Header("X-Vin-Source"), "vpic");
+  AddReplica(o);
+  WaitForRedis();
+  testing_util::HttpResponse b =
+      testing_util::HttpGet(servers_[1]->http_port(), path + "?format=xml");
+  ASSERT_EQ(b.status, 200) << b.body;
+  EXPECT_EQ(b.Header("X-Vin-Source"), "cache");
+  EXPECT_NE(b.body.find("<Model_Name>"), std::string::npos) << b.body;
+  EXPECT_EQ(fake_->TotalRequests(), 1);
+  EXPECT_EQ(servers_[1]->engine().Stats().upstream_requests, 0u);
+  // The same document: B's JSON is A's, byte for byte.
+  testing_util::HttpResponse b_json =
+      testing_util::HttpGet(servers_[1]->http_port(), path + "?format=json");
+  EXPECT_EQ(b_json.body, a.body);
   EXPECT_EQ(fake_->TotalRequests(), 1);
 }
 
