@@ -54,7 +54,7 @@ void Connection::Close() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     self->closing_ = true;
     self->CancelExchange();
-    self->timer_.cancel();
+    self->CancelTimer();
     // (It held itself for its waiters, now cancelled: it goes with this
     // handler's reference, also when no answer comes to release it.)
     const std::shared_ptr<Connection> keep = std::move(self->hold_);
@@ -106,18 +106,41 @@ void Connection::ReadHead() {
 
 void Connection::StartTimer(absl::Duration limit) {
   timed_out_ = false;
-  timer_.expires_after(
-      std::chrono::nanoseconds(absl::ToInt64Nanoseconds(limit)));
+  deadline_ = net::steady_timer::clock_type::now() +
+              std::chrono::nanoseconds(absl::ToInt64Nanoseconds(limit));
+  // A wait that ends before the deadline waits again then.
+  if (timer_waiting_ && timer_.expiry() <= deadline_) return;
+  ArmTimer(deadline_);
+}
+
+void Connection::ArmTimer(net::steady_timer::time_point at) {
+  timer_waiting_ = true;
+  timer_.expires_at(at);  // (a pending wait ends operation_aborted)
   timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (ec) return;  // cancelled: the read finished first
+    if (ec) return;  // moved (ArmTimer again) or cancelled (CancelTimer)
+    self->timer_waiting_ = false;
+    if (self->deadline_ == net::steady_timer::time_point::max()) return;
+    if (net::steady_timer::clock_type::now() < self->deadline_) {
+      return self->ArmTimer(self->deadline_);
+    }
     self->timed_out_ = true;
     beast::error_code ignored;
     self->stream_.socket().cancel(ignored);
   });
 }
 
-void Connection::ReadFailed(beast::error_code ec, bool head) {
+void Connection::StopTimer() {
+  deadline_ = net::steady_timer::time_point::max();
+}
+
+void Connection::CancelTimer() {
+  StopTimer();
+  timer_waiting_ = false;
   timer_.cancel();
+}
+
+void Connection::ReadFailed(beast::error_code ec, bool head) {
+  CancelTimer();
   if (timed_out_) ec = beast::error::timeout;
   if (ec == bhttp::error::end_of_stream || ec == net::error::eof ||
       ec == net::error::operation_aborted || closing_) {
@@ -236,7 +259,7 @@ bool Connection::Prepare(const bhttp::request_header<>& head) {
 
 void Connection::OnHead(beast::error_code ec) {
   if (ec) return ReadFailed(ec, true);
-  timer_.cancel();
+  StopTimer();
   const auto& head = head_parser_->get();
   request_start_ = absl::Now();
   version_ = head.version();
@@ -318,7 +341,7 @@ void Connection::ReadBody() {
     bhttp::async_read(self->stream_, self->buffer_, *self->parser_,
                       [self, read](beast::error_code ec, size_t) {
                         if (ec) return self->ReadFailed(ec, false);
-                        self->timer_.cancel();
+                        self->StopTimer();
                         read();
                       });
   });
@@ -360,8 +383,7 @@ void Connection::CountRequest(int code) {
 void Connection::Write(std::shared_ptr<Response> res) {
   if (closing_) return;
   CountRequest(res->result_int());
-  stream_.tcp().expires_after(std::chrono::nanoseconds(
-      absl::ToInt64Nanoseconds(options().body_timeout)));
+  StartTimer(options().body_timeout);  // (a write that stalls is cancelled)
   bhttp::async_write(
       stream_, *res,
       [self = shared_from_this(), res](beast::error_code ec, size_t) {
@@ -372,13 +394,14 @@ void Connection::Write(std::shared_ptr<Response> res) {
 
 void Connection::Shutdown() {
   CancelExchange();
+  CancelTimer();
   if (stream_.tls()) return CloseTls();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
 }
 
 void Connection::CloseSocket() {
-  timer_.cancel();
+  CancelTimer();
   stream_.tcp().expires_never();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);

@@ -29,6 +29,7 @@
 #include "server/http/gateway.h"
 #include "server/http/gateway_impl.h"
 #include "server/http/routes.h"
+#include "server/http/shared_body.h"
 #include "server/http/transport.h"
 #include "vin/v1/vin.pb.h"
 
@@ -41,7 +42,7 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 using Request = bhttp::request<bhttp::string_body>;
-using Response = bhttp::response<bhttp::string_body>;
+using Response = bhttp::response<SharedStringBody>;
 using HeadParser = bhttp::request_parser<bhttp::empty_body>;
 
 class Exchange;
@@ -97,7 +98,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The answer, with keep-alive and CORS; HEAD gets the head only.
   void Send(std::shared_ptr<Response> res);
   // `body` with its ETag, or 304 when the request's If-None-Match has it.
-  void SendTagged(std::shared_ptr<Response> res, const std::string& body,
+  // Shared bytes (a kept rendering) are sent as they are, without a copy.
+  void SendTagged(std::shared_ptr<Response> res,
+                  std::shared_ptr<const std::string> body,
                   const std::string& etag);
   // A file of the binary's (the page, /openapi.json): revalidated by its
   // ETag, so a new build's is seen at once.
@@ -146,10 +149,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // for the client's, then the socket.
   void CloseTls();
 
-  // The head (or body) must arrive within `limit`: past it the read is
-  // cancelled and answered 408. (tcp_stream's own expiry would close the
-  // socket before a 408 could be written.)
+  // The head (or body, or a response's write) must be done within `limit`:
+  // past it the socket's operations are cancelled (a read answered 408).
+  // (tcp_stream's own expiry would close the socket before a 408 could be
+  // written.) One timer for the connection's life, not set and cancelled per
+  // request: StopTimer only clears the deadline, and the timer, when it
+  // fires before the deadline, waits again (ArmTimer). CancelTimer, on the
+  // way out, cancels it, so that it holds the connection no longer.
   void StartTimer(absl::Duration limit);
+  void StopTimer();
+  void CancelTimer();
+  void ArmTimer(net::steady_timer::time_point at);
 
   // A read failed: answer what can be answered, else just close.
   void ReadFailed(beast::error_code ec, bool head);
@@ -184,6 +194,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string peer_subject_;
   bool tls_closing_ = false;
   net::steady_timer timer_;
+  bool timer_waiting_ = false;  // an async_wait of timer_ is pending
+  net::steady_timer::time_point deadline_ =
+      net::steady_timer::time_point::max();
   bool timed_out_ = false;
   const std::string client_;
   beast::flat_buffer buffer_;

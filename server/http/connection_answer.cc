@@ -76,7 +76,8 @@ void Connection::Preflight(const bhttp::request_header<>& head) {
 }
 
 void Connection::SendTagged(std::shared_ptr<Response> res,
-                            const std::string& body, const std::string& etag) {
+                            std::shared_ptr<const std::string> body,
+                            const std::string& etag) {
   res->set(bhttp::field::etag, etag);
   if (auto inm = request_.find(bhttp::field::if_none_match);
       inm != request_.end() &&
@@ -85,7 +86,7 @@ void Connection::SendTagged(std::shared_ptr<Response> res,
     res->result(bhttp::status::not_modified);
     return Send(std::move(res));
   }
-  res->body() = body;
+  res->body().Share(std::move(body));
   Send(std::move(res));
 }
 
@@ -94,7 +95,8 @@ void Connection::SendFile(const char* content, const char* type,
   auto res = MakeResponse(200);
   res->set(bhttp::field::content_type, type);
   res->set(bhttp::field::cache_control, "no-cache");
-  SendTagged(std::move(res), content, etag);
+  SendTagged(std::move(res), std::make_shared<const std::string>(content),
+             etag);
 }
 
 void Connection::SendMetrics() {

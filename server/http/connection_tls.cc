@@ -37,9 +37,12 @@ void Connection::Handshake() {
   if (closing_) return;
   StartTimer(options().head_timeout);
   stream_.async_handshake([self = shared_from_this()](beast::error_code ec) {
-    self->timer_.cancel();
     if (self->timed_out_) ec = beast::error::timeout;
-    if (ec) return self->HandshakeFailed(ec);
+    if (ec) {
+      self->CancelTimer();
+      return self->HandshakeFailed(ec);
+    }
+    self->StopTimer();
     self->peer_subject_ = self->stream_.PeerSubject();
     self->ReadHead();
   });

@@ -164,12 +164,12 @@ void VpicDecode::Answer(std::vector<Outcome>& outcomes) {
     results.emplace_back();
     ToProto(*o.answer, &results.back());
   }
-  const std::string body =
-      Render(route.kind == Route::Kind::kVpicVariables
-                 ? VpicVariablesAnswer(results[0], route.vin)
-                 : VpicBatchAnswer(results),
-             format_);
-  Send(results, body, ETagOf(body));
+  std::string body = Render(route.kind == Route::Kind::kVpicVariables
+                                ? VpicVariablesAnswer(results[0], route.vin)
+                                : VpicBatchAnswer(results),
+                            format_);
+  const std::string etag = ETagOf(body);
+  Send(results, std::make_shared<const std::string>(std::move(body)), etag);
 }
 
 void SendVpicFailure(Connection* c, const engine::Failure& f,
@@ -226,15 +226,17 @@ void VpicDecode::AnswerValues(
     if (answer->source == engine::Source::kCache) gateway->KeepRendered(fresh);
     r = std::move(fresh);
   }
-  Send({r->result}, r->body, r->etag);
+  // (The body shared with the kept rendering: no copy per response.)
+  Send({r->result}, std::shared_ptr<const std::string>(r, &r->body), r->etag);
 }
 
 void VpicDecode::Send(const std::vector<vin::v1::DecodeResult>& results,
-                      const std::string& body, const std::string& etag) {
+                      std::shared_ptr<const std::string> body,
+                      const std::string& etag) {
   auto res = c_->MakeResponse(200);
   res->set(bhttp::field::content_type, ContentTypeOf(format_));
   SetProvenance(results, c_->options().cache_ttl, res.get());
-  c_->SendTagged(std::move(res), body, etag);
+  c_->SendTagged(std::move(res), std::move(body), etag);
 }
 
 }  // namespace internal

@@ -75,7 +75,7 @@ class VpicDecode final : public GatheringExchange {
   // A single decode's answer: rendered once per cached result.
   void AnswerValues(const std::shared_ptr<const engine::DecodeResult>& answer);
   void Send(const std::vector<vin::v1::DecodeResult>& results,
-            const std::string& body, const std::string& etag);
+            std::shared_ptr<const std::string> body, const std::string& etag);
   void Fail(const engine::Failure& failure, absl::string_view message) {
     SendVpicFailure(c_, failure, message);
   }

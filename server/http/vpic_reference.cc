@@ -213,7 +213,9 @@ void VpicReference::Answer(std::vector<Outcome>& outcomes) {
   Provenance provenance;
   provenance.Add(answer);
   provenance.Set(c_->options().reference_ttl, res.get());
-  c_->SendTagged(std::move(res), r->body, r->etag);
+  // (The body shared with the kept rendering: no copy per response.)
+  c_->SendTagged(std::move(res),
+                 std::shared_ptr<const std::string>(r, &r->body), r->etag);
 }
 
 }  // namespace internal

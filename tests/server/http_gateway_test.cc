@@ -328,6 +328,28 @@ TEST_F(HttpGatewayTest, KeepAliveAnswersPipelinedRequestsInOrder) {
   EXPECT_LT(first, second);
 }
 
+// The connection's one deadline timer (connection.cc StartTimer): on a
+// kept-alive connection the second request's head still times out (408),
+// and an answer the engine takes longer than the head timeout to give is
+// still sent (the head arrived: no deadline runs meanwhile).
+TEST_F(HttpGatewayTest, TheHeadTimeoutHoldsOnEveryRequestOfAConnection) {
+  StartHttp();  // a head timeout of 500 ms
+  const std::string slow = ValidVin(83), fast = ValidVin(84);
+  fake_->Script(slow, *fakevpic::Step::ParseList("delay:1500ms"));
+  const std::string raw = RawExchange(
+      port_, absl::StrCat("GET /api/vehicles/DecodeVinValues/", slow,
+                          "?format=json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                          "GET /api/vehicles/DecodeVinValues/",
+                          fast, "?format=json HTTP/1.1\r\nHo"));
+  ASSERT_EQ(RawStatus(raw), 200) << raw.substr(0, 300);
+  EXPECT_NE(raw.find(absl::StrCat("VIN(s): ", slow)), std::string::npos)
+      << "the slow answer, sent";
+  const size_t second = raw.find("HTTP/1.1 408");
+  ASSERT_NE(second, std::string::npos) << "the half head timed out: " << raw;
+  EXPECT_NE(raw.find("did not arrive within", second), std::string::npos);
+  EXPECT_EQ(fake_->TotalRequests(), 1) << "the second never reached vPIC";
+}
+
 // DecodeVin: the same decode as vPIC's Variable/Value list: vPIC's 134
 // variables in its order with its names and ids, empty values null (as vPIC
 // writes them), the values those of DecodeVinValues' answer.
