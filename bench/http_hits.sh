@@ -44,10 +44,13 @@ done <"$work/vins.txt"
 
 nport=$(free_port)
 start_nginx "$work" "$nport"
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$nport/api/vehicles/DecodeVinValues/$(head -1 "$work/vins.txt")" -o /dev/null && break; sleep 0.1; done
+first=$(head -1 "$work/vins.txt")
+await_same "http://127.0.0.1:$nport/api/vehicles/DecodeVinValues/$first" \
+  "$work/www/api/vehicles/DecodeVinValues/$first"
 
 run_wrk() {  # URL LABEL
   wrk -t2 -c64 -d"${secs}s" --latency -s "$work/paths.lua" "$1" >"$work/$2.wrk"
+  check_wrk "$work/$2.wrk"
   local rps p50 p99
   rps=$(awk '/Requests\/sec/ {print $2}' "$work/$2.wrk")
   p50=$(awk '$1=="50%" {print $2}' "$work/$2.wrk")

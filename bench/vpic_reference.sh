@@ -43,12 +43,15 @@ for f in json xml; do
 done
 nport=$(free_port)
 start_nginx "$work" "$nport"
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$nport/cache.json" -o /dev/null && break; sleep 0.1; done
+for f in "$work"/www/*.json "$work"/www/*.xml; do
+  await_same "http://127.0.0.1:$nport/$(basename "$f")" "$f"
+done
 
 run_wrk() {  # URL LABEL [HEADER]
   local args=(-t2 -c64 -d"${secs}s" --latency)
   [ -n "${3:-}" ] && args+=(-H "$3")
   wrk "${args[@]}" "$1" >"$work/$2.wrk"
+  check_wrk "$work/$2.wrk"
   awk '/Requests\/sec/ {print $2}' "$work/$2.wrk" >"$work/$2.rps"
   printf '  %-16s %10s req/s   p50 %8s   p99 %8s\n' "$2" "$(cat "$work/$2.rps")" \
     "$(awk '$1=="50%" {print $2}' "$work/$2.wrk")" "$(awk '$1=="99%" {print $2}' "$work/$2.wrk")"

@@ -45,7 +45,12 @@ free_port() {
 # nginx_pid. Stop it before stop_procs, whose `wait` would wait for it.
 start_nginx() {
   local work=$1 port=$2
-  mkdir -p "$work/tmp"
+  mkdir -p "$work/tmp" "$work/www"
+  # Started by root, nginx's workers run as nobody, and mktemp -d is 0700:
+  # without this they answer 403 to everything (a 153-byte page, which the
+  # benchmarks once measured as nginx's speed).
+  chmod a+rx "$work"
+  chmod -R a+rX "$work/www"
   cat >"$work/nginx.conf" <<CONF
 worker_processes 2;
 pid $work/nginx.pid;
@@ -65,6 +70,26 @@ http {
 CONF
   nginx -c "$work/nginx.conf" -p "$work" -g 'daemon off;' &
   nginx_pid=$!
+}
+
+# await_same URL FILE: waits (5 s at most) until URL answers 200 with FILE's
+# bytes; fails the script otherwise (a benchmark's baseline must serve what
+# it is compared with).
+await_same() {
+  for _ in $(seq 50); do
+    curl -sf "$1" -o "$2.served" 2>/dev/null && cmp -s "$2" "$2.served" && return 0
+    sleep 0.1
+  done
+  echo "$1 does not answer the bytes of $2 (status $(curl -s -o /dev/null -w '%{http_code}' "$1"))" >&2
+  exit 1
+}
+
+# check_wrk OUTPUT: fails the script when wrk saw answers other than 2xx/3xx.
+check_wrk() {
+  if grep -q 'Non-2xx or 3xx responses' "$1"; then
+    echo "wrk: $(grep 'Non-2xx' "$1") in $1" >&2
+    exit 1
+  fi
 }
 
 stop_procs() {
