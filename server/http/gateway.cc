@@ -37,13 +37,24 @@ using internal::Rendered;
 
 }  // namespace
 
+// One io_context per gateway thread, each run by its thread alone (a
+// concurrency hint of 1): a connection's handlers never contend for a
+// scheduler shared with the other threads.
+std::vector<std::unique_ptr<net::io_context>> Gateway::Impl::MakeIoContexts(
+    int n) {
+  std::vector<std::unique_ptr<net::io_context>> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back(std::make_unique<net::io_context>(1));
+  return out;
+}
+
 Gateway::Impl::Impl(GatewayOptions options, engine::Engine* engine)
     : options_(std::move(options)),
       engine_(engine),
       counters_(options_.counters != nullptr ? options_.counters
                                              : &own_counters_),
-      ioc_(std::max(1, options_.threads)),
-      acceptor_(net::make_strand(ioc_)),
+      iocs_(MakeIoContexts(std::max(1, options_.threads))),
+      acceptor_(net::make_strand(*iocs_[0])),
       accept_backoff_(acceptor_.get_executor()) {}
 
 void Gateway::Impl::WaiterStarted() {
@@ -141,13 +152,14 @@ absl::Status Gateway::Impl::Listen() {
 
 void Gateway::Impl::Run() {
   Accept();
-  for (int i = 0; i < std::max(1, options_.threads); ++i) {
+  for (auto& ioc : iocs_) {
+    keep_running_.push_back(net::make_work_guard(*ioc));
     {
       absl::MutexLock lock(&mu_);
       ++running_;
     }
-    threads_.emplace_back([this] {
-      ioc_.run();
+    threads_.emplace_back([this, ioc = ioc.get()] {
+      ioc->run();
       absl::MutexLock lock(&mu_);
       --running_;
     });
@@ -157,8 +169,10 @@ void Gateway::Impl::Run() {
 void Gateway::Impl::Accept() {
   // (`this`, not a shared_ptr: a handler left in the io_context when the
   // gateway goes must not keep it alive.)
+  // Connections go round the threads' io_contexts.
+  net::io_context& ioc = *iocs_[next_ioc_++ % iocs_.size()];
   acceptor_.async_accept(
-      net::make_strand(ioc_),
+      net::make_strand(ioc),
       [self = this](beast::error_code ec, tcp::socket socket) {
         if (ec) return self->AcceptFailed(ec);
         self->backoff_ = absl::ZeroDuration();
@@ -273,16 +287,17 @@ void Gateway::Impl::Stop() {
     auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return waiters_ == 0; };
     mu_.AwaitWithTimeout(absl::Condition(&none), absl::Seconds(30));
   }
+  for (auto& guard : keep_running_) guard.reset();
   // Every socket is closed and the acceptor too: the threads' work runs
   // out (the handlers of the closes and aborted operations, answers under
   // way); stopped only if it does not within 5 s. What a stop leaves queued
-  // is destroyed with ioc_ (see the members' order).
+  // is destroyed with iocs_ (see the members' order).
   {
     absl::MutexLock lock(&mu_);
     auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_ == 0; };
     mu_.AwaitWithTimeout(absl::Condition(&idle), absl::Seconds(5));
   }
-  ioc_.stop();
+  for (auto& ioc : iocs_) ioc->stop();
   for (auto& t : threads_) t.join();
   threads_.clear();
 }

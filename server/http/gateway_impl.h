@@ -5,6 +5,7 @@
 #ifndef VIN_SERVER_HTTP_GATEWAY_IMPL_H_
 #define VIN_SERVER_HTTP_GATEWAY_IMPL_H_
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -81,9 +82,11 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
   // Answers a connection over --http_max_connections 503 without reading
   // it (one non-blocking send) and closes it.
   static void RefuseAtCap(boost::asio::ip::tcp::socket socket);
+  static std::vector<std::unique_ptr<boost::asio::io_context>> MakeIoContexts(
+      int n);
 
   // The order matters: members are destroyed last to first, and connections
-  // that pending handlers still hold are destroyed with ioc_ (their
+  // that pending handlers still hold are destroyed with iocs_ (their
   // destructors use mu_, per_client_ and open_), after acceptor_.
   const GatewayOptions options_;
   engine::Engine* const engine_;
@@ -96,7 +99,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
   absl::Mutex mu_;
   int waiters_ ABSL_GUARDED_BY(mu_) = 0;
   int connections_ ABSL_GUARDED_BY(mu_) = 0;  // admitted, open
-  int running_ ABSL_GUARDED_BY(mu_) = 0;      // threads in ioc_.run()
+  int running_ ABSL_GUARDED_BY(mu_) = 0;      // threads in run()
   std::map<std::string, int> per_client_ ABSL_GUARDED_BY(mu_);
   std::map<internal::Connection*, std::weak_ptr<internal::Connection>> open_
       ABSL_GUARDED_BY(mu_);
@@ -107,7 +110,14 @@ class Gateway::Impl : public std::enable_shared_from_this<Gateway::Impl> {
            std::shared_ptr<const internal::Rendered>>
       rendered_ ABSL_GUARDED_BY(render_mu_);
 
-  boost::asio::io_context ioc_;
+  // One per thread (MakeIoContexts); the acceptor is the first's.
+  std::vector<std::unique_ptr<boost::asio::io_context>> iocs_;
+  // Each thread runs until Stop, also while its io_context has no
+  // connection yet.
+  std::vector<
+      boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
+      keep_running_;
+  size_t next_ioc_ = 0;  // on the acceptor's strand
   boost::asio::ip::tcp::acceptor acceptor_;
   // On the acceptor's strand.
   boost::asio::steady_timer accept_backoff_;
