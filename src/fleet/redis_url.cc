@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "util/escape.h"
 
 namespace fleet {
 namespace {
@@ -23,32 +24,6 @@ size_t CredentialsEnd(absl::string_view authority) {
 absl::Status Bad(absl::string_view url, absl::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat(what, " in --redis_url \"", RedactRedisUrl(url), "\""));
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  c = absl::ascii_tolower(static_cast<unsigned char>(c));
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-
-// `s` with its %XX escapes decoded; false on a '%' not followed by two
-// hex digits.
-bool PercentDecode(absl::string_view s, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out->push_back(s[i]);
-      continue;
-    }
-    if (i + 2 >= s.size()) return false;
-    const int hi = HexDigit(s[i + 1]);
-    const int lo = HexDigit(s[i + 2]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return true;
 }
 
 // A host name or IPv4 address: letters, digits, '-', '.', '_'.
@@ -79,11 +54,11 @@ absl::Status ParseCredentials(absl::string_view url, absl::string_view info,
                               RedisAddress* a) {
   const size_t colon = info.find(':');
   const absl::string_view user = info.substr(0, colon);
-  if (!PercentDecode(user, &a->user)) {
+  if (!util::PercentDecode(user, false, &a->user)) {
     return Bad(url, "bad percent-escape in the user");
   }
   if (colon == absl::string_view::npos) return absl::OkStatus();
-  if (!PercentDecode(info.substr(colon + 1), &a->password)) {
+  if (!util::PercentDecode(info.substr(colon + 1), false, &a->password)) {
     return Bad(url, "bad percent-escape in the password");
   }
   if (a->password.empty()) {

@@ -37,14 +37,28 @@ std::string AllMakes(const ReferenceData& d, const Key&) {
   return doc.Finish("", true);
 }
 
-std::string ModelsOf(
-    const ReferenceData& d,
-    const std::function<bool(const ReferenceData::Named&)>& make,
-    absl::string_view criteria) {
+using MakePick = std::function<bool(const ReferenceData::Named&)>;
+
+// The makes `pick` chooses, by id.
+absl::flat_hash_map<int, const ReferenceData::Named*> MakesWhere(
+    const ReferenceData& d, const MakePick& pick) {
   absl::flat_hash_map<int, const ReferenceData::Named*> chosen;
   for (const auto& m : d.makes) {
-    if (make(m)) chosen[m.id] = &m;
+    if (pick(m)) chosen[m.id] = &m;
   }
+  return chosen;
+}
+
+// The name `id` has in `names` ("" when none).
+absl::string_view NameIn(const absl::flat_hash_map<int, std::string>& names,
+                         int id) {
+  auto it = names.find(id);
+  return it == names.end() ? absl::string_view() : it->second;
+}
+
+std::string ModelsOf(const ReferenceData& d, const MakePick& make,
+                     absl::string_view criteria) {
+  auto chosen = MakesWhere(d, make);
   std::vector<std::pair<int, int>> rows;
   for (const auto& [make_id, model_id] : d.make_models) {
     if (chosen.contains(make_id)) rows.emplace_back(make_id, model_id);
@@ -52,13 +66,11 @@ std::string ModelsOf(
   std::sort(rows.begin(), rows.end());
   Document doc(kResponse);
   for (const auto& [make_id, model_id] : rows) {
-    auto name = d.model_names.find(model_id);
     doc.Add([&](std::string* o) {
       Field(o, "Make_ID", make_id);
       Field(o, "Make_Name", chosen[make_id]->name);
       Field(o, "Model_ID", model_id);
-      Field(o, "Model_Name", name == d.model_names.end() ? "" : name->second,
-            true);
+      Field(o, "Model_Name", NameIn(d.model_names, model_id), true);
     });
   }
   return doc.Finish(criteria, false);
@@ -112,10 +124,9 @@ std::string ModelsByYear(const ReferenceData& d, const Key& k) {
     if (name == "vehicletype") type = k.path[i + 1];
   }
   (void)absl::SimpleAtoi(make_arg, &make_id);
-  absl::flat_hash_map<int, const ReferenceData::Named*> chosen;
-  for (const auto& m : d.makes) {
-    if (by_id ? m.id == make_id : Like(m.name, make_arg)) chosen[m.id] = &m;
-  }
+  auto chosen = MakesWhere(d, [&](const auto& m) {
+    return by_id ? m.id == make_id : Like(m.name, make_arg);
+  });
   absl::flat_hash_map<int, int> make_of_model;
   for (const auto& [make, model] : d.make_models) {
     if (chosen.contains(make)) make_of_model.emplace(model, make);
@@ -133,19 +144,14 @@ std::string ModelsByYear(const ReferenceData& d, const Key& k) {
   std::sort(rows.begin(), rows.end());
   Document doc(kResults);
   for (const auto& [make, model, vt] : rows) {
-    auto name = d.model_names.find(model);
-    auto vt_name = d.vehicle_type_names.find(vt);
     doc.Add([&](std::string* o) {
       Field(o, "Make_ID", make);
       Field(o, "Make_Name", chosen[make]->name);
       Field(o, "Model_ID", model);
-      Field(o, "Model_Name", name == d.model_names.end() ? "" : name->second,
-            type.empty());
+      Field(o, "Model_Name", NameIn(d.model_names, model), type.empty());
       if (!type.empty()) {
         Field(o, "VehicleTypeId", vt);
-        Field(o, "VehicleTypeName",
-              vt_name == d.vehicle_type_names.end() ? "" : vt_name->second,
-              true);
+        Field(o, "VehicleTypeName", NameIn(d.vehicle_type_names, vt), true);
       }
     });
   }
