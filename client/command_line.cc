@@ -15,6 +15,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "client/cli_flags.h"
+#include "client/job_command_line.h"
 #include "domain/limits.h"
 
 namespace vinctl {
@@ -25,8 +27,8 @@ constexpr char kDescription[] =
     "(vin.v1.VinDecoderService)";
 
 constexpr char kCommandsHelp[] =
-    "Run 'vinctl decode --help' or 'vinctl batch --help' for a command's "
-    "flags.\n";
+    "Run 'vinctl decode --help', 'vinctl batch --help' or 'vinctl job "
+    "--help' for a command's flags.\n";
 
 constexpr char kFlagSyntax[] =
     R"(Flags go after the command, as --name=value or --name value; '-' and '_' are
@@ -110,76 +112,12 @@ class Formatter : public CLI::Formatter {
   }
 };
 
-// A value that CLI11 converted but vinctl does not accept; `message` names
-// the flag.
-[[noreturn]] void Invalid(std::string message) {
-  throw CLI::ValidationError(std::move(message));
-}
-
-std::string Underscored(absl::string_view name) {
-  return absl::StrReplaceAll(name, {{"-", "_"}});
-}
-
-// "--model-year,--model_year": '-' and '_' are the same in names.
-std::string OptionNames(absl::string_view name) {
-  std::string names = absl::StrCat("--", name);
-  if (Underscored(name) != name) {
-    absl::StrAppend(&names, ",--", Underscored(name));
-  }
-  return names;
-}
-
-// A switch: on with --NAME (or --NAME=true), off with --no-NAME, --noNAME,
-// --no_NAME (in either spelling of NAME) or --NAME=false.
-std::string SwitchNames(absl::string_view name) {
-  std::string names = OptionNames(name);
-  std::vector<std::string> spellings = {std::string(name)};
-  if (Underscored(name) != name) spellings.push_back(Underscored(name));
-  for (const std::string& spelling : spellings) {
-    for (absl::string_view prefix : {"no-", "no_", "no"}) {
-      absl::StrAppend(&names, ",!--", prefix, spelling);
-    }
-  }
-  return names;
-}
-
-// --NAME=DUR in absl::ParseDuration's syntax, not negative, into `*value`.
-void AddDuration(CLI::App* app, absl::string_view name, absl::Duration* value,
-                 const std::string& default_text, const std::string& help) {
-  const std::string flag = absl::StrCat("--", name);
-  app->add_option_function<std::string>(
-         OptionNames(name),
-         [flag, value](const std::string& text) {
-           absl::Duration duration;
-           if (!absl::ParseDuration(text, &duration)) {
-             Invalid(absl::StrCat(flag, ": '", text,
-                                  "' is not a duration (such as 500ms, 30s, "
-                                  "2m or 1h30m)"));
-           }
-           if (duration < absl::ZeroDuration()) {
-             Invalid(absl::StrCat(flag, " must not be negative, got ", text));
-           }
-           *value = duration;
-         },
-         help)
-      ->type_name("DUR")
-      ->default_str(default_text);
-}
-
 // The flags of both commands; `Options` is DecodeOptions or BatchOptions.
 template <typename Options>
 void AddCommonFlags(CLI::App* app, CommandLine* command_line, Options* options,
                     const std::string& deadline_default,
                     const std::string& deadline_help) {
-  app->add_option_function<std::string>(
-         OptionNames("server"),
-         [command_line](const std::string& address) {
-           if (address.empty()) Invalid("--server must not be empty");
-           command_line->server = address;
-         },
-         "address:port of vin-server")
-      ->type_name("ADDR")
-      ->default_str(command_line->server);
+  AddServerFlag(app, &command_line->server);
   AddDuration(app, "deadline", &options->deadline, deadline_default,
               deadline_help);
   app->add_option_function<int32_t>(
@@ -228,16 +166,7 @@ void AddCommonFlags(CLI::App* app, CommandLine* command_line, Options* options,
   AddDuration(app, "stagger", &options->stagger, "0",
               "a random delay in [0, DUR) before the first send,\n"
               "to spread fleets of cron jobs");
-  app->add_option(OptionNames("tls-ca-file"), command_line->tls.ca_file,
-                  "connect with TLS, trusting the CA bundle PEM")
-      ->type_name("PEM");
-  app->add_option(OptionNames("tls-cert-file"), command_line->tls.cert_file,
-                  "the client certificate, for a server that\n"
-                  "requires one (mTLS); with --tls-key-file")
-      ->type_name("PEM");
-  app->add_option(OptionNames("tls-key-file"), command_line->tls.key_file,
-                  "the private key of --tls-cert-file")
-      ->type_name("PEM");
+  AddTlsFlags(app, &command_line->tls);
 }
 
 CLI::App* AddDecode(CLI::App* app, CommandLine* command_line) {
@@ -321,14 +250,15 @@ void WriteUsageError(const CLI::App& app, const CLI::ParseError& e,
   if (BeforeCommand(app, e)) {
     const std::vector<std::string> rest = app.remaining();
     if (rest.empty()) {
-      problem = "a command is needed: decode or batch";
+      problem = "a command is needed: decode, batch or job";
     } else if (!absl::StartsWith(rest.front(), "-")) {
       problem = absl::StrCat("unknown command '", rest.front(),
-                             "' (commands: decode, batch)");
+                             "' (commands: decode, batch, job)");
     } else {
       problem =
           absl::StrCat("'", rest.front(),
-                       "' before the command: flags go after decode or batch");
+                       "' before the command: flags go after decode, batch or "
+                       "job");
     }
   } else {
     help = absl::StrCat("vinctl ", app.get_subcommands().front()->get_name(),
@@ -352,6 +282,7 @@ absl::optional<int> ParseCommandLine(const std::vector<std::string>& args,
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   AddDecode(&app, command_line);
   const CLI::App* batch = AddBatch(&app, command_line);
+  const CLI::App* job = AddJob(&app, command_line);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -363,7 +294,9 @@ absl::optional<int> ParseCommandLine(const std::vector<std::string>& args,
     WriteUsageError(app, e, err);
     return kExitError;
   }
-  command_line->command = batch->parsed() ? Command::kBatch : Command::kDecode;
+  command_line->command = batch->parsed() ? Command::kBatch
+                          : job->parsed() ? Command::kJob
+                                          : Command::kDecode;
   return absl::nullopt;
 }
 

@@ -1,5 +1,5 @@
-// vinctl's command line: the commands `decode` and `batch`, their flags and
-// their help, parsed by CLI11 (client/command_line.cc).
+// vinctl's command line: the commands `decode`, `batch` and `job`, their flags
+// and their help, parsed by CLI11 (client/command_line.cc).
 #ifndef VIN_CLIENT_COMMAND_LINE_H_
 #define VIN_CLIENT_COMMAND_LINE_H_
 
@@ -11,10 +11,11 @@
 #include "client/batch.h"
 #include "client/credentials.h"
 #include "client/decode_command.h"
+#include "client/job_command.h"
 
 namespace vinctl {
 
-enum class Command { kDecode, kBatch };
+enum class Command { kDecode, kBatch, kJob };
 
 // What to run. Only the options of `command` are filled from the flags; the
 // others keep their defaults.
@@ -26,6 +27,7 @@ struct CommandLine {
   BatchOptions batch;     // batch: every flag but --in and --out
   std::string in = "-";   // batch: input file, "-" for stdin
   std::string out = "-";  // batch: output file, "-" for stdout
+  JobOptions job;         // job: the command and its flags
 };
 
 // Parses vinctl's arguments (`args` without the program name) into

@@ -20,6 +20,7 @@
 #include "client/command_line.h"
 #include "client/credentials.h"
 #include "client/decode_command.h"
+#include "client/job_command.h"
 
 namespace {
 
@@ -92,6 +93,14 @@ int Batch(const vinctl::CommandLine& command_line) {
   return vinctl::BatchExitCode(result);
 }
 
+int Job(const vinctl::CommandLine& command_line) {
+  auto credentials = vinctl::ChannelCredentialsFor(command_line.tls);
+  if (!credentials.ok()) return UsageError(credentials.status().message());
+  auto stub = vin::v1::VinJobService::NewStub(
+      grpc::CreateChannel(command_line.server, *credentials));
+  return vinctl::RunJob(command_line.job, stub.get(), std::cout, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,6 +111,13 @@ int main(int argc, char** argv) {
           std::cout, std::cerr)) {
     return *exit_status;
   }
-  return command_line.command == vinctl::Command::kBatch ? Batch(command_line)
-                                                         : Decode(command_line);
+  switch (command_line.command) {
+    case vinctl::Command::kBatch:
+      return Batch(command_line);
+    case vinctl::Command::kJob:
+      return Job(command_line);
+    case vinctl::Command::kDecode:
+      break;
+  }
+  return Decode(command_line);
 }

@@ -17,6 +17,7 @@ set(VIN_LAYERS
   "util:"
   "retry: clocks"
   "disk_cache: clocks util"
+  "jobs: disk_cache | clocks"
   "loop: retry | clocks"
   "coalesce: domain"
   "vpic: domain loop | retry clocks"
@@ -26,8 +27,9 @@ set(VIN_LAYERS
   "engine: engine_api domain vin vpic retry loop coalesce upstream snapshot metrics disk_cache | clocks"
   "fleet: engine_api upstream loop domain util | vin vpic coalesce retry clocks"
   "server_common: engine engine_api domain vin util | vpic loop upstream retry coalesce snapshot metrics disk_cache clocks"
-  "server_http: server_common engine engine_api domain vin util metrics | vpic loop upstream retry coalesce snapshot disk_cache clocks"
-  "server: server_http server_common engine_api engine fleet snapshot metrics vin util disk_cache domain upstream | vpic loop coalesce retry clocks"
+  "server_jobs: server_common engine engine_api jobs domain upstream clocks retry | vin util vpic loop coalesce snapshot metrics disk_cache"
+  "server_http: server_jobs server_common engine engine_api domain vin util metrics | jobs vpic loop upstream retry coalesce snapshot disk_cache clocks"
+  "server: server_http server_jobs server_common engine_api engine fleet snapshot metrics vin util disk_cache domain upstream | jobs vpic loop coalesce retry clocks"
   "client: domain util"
 )
 
@@ -39,6 +41,7 @@ set(VIN_LAYER_HEADER_metrics metrics/metrics.h)
 set(VIN_LAYER_HEADER_util util/read_file.h)
 set(VIN_LAYER_HEADER_retry retry/jitter.h)
 set(VIN_LAYER_HEADER_disk_cache disk_cache/row_key.h)
+set(VIN_LAYER_HEADER_jobs jobs/job_record.h)
 set(VIN_LAYER_HEADER_loop loop/event_loop.h)
 set(VIN_LAYER_HEADER_coalesce coalesce/flight_table.h)
 set(VIN_LAYER_HEADER_vpic vpic/classify.h)
@@ -48,6 +51,7 @@ set(VIN_LAYER_HEADER_engine_api engine_api/types.h)
 set(VIN_LAYER_HEADER_engine engine/retry_policy.h)
 set(VIN_LAYER_HEADER_fleet fleet/redis_url.h)
 set(VIN_LAYER_HEADER_server_common server/common/tenant.h)
+set(VIN_LAYER_HEADER_server_jobs server/jobs/job_mapping.h)
 set(VIN_LAYER_HEADER_server_http server/http/routes.h)
 set(VIN_LAYER_HEADER_server server/call_deadline.h)
 set(VIN_LAYER_HEADER_client client/csv.h)

@@ -59,6 +59,10 @@ vin_module(util PUBLIC absl::status absl::statusor absl::strings)
 vin_module(disk_cache PUBLIC vin_clocks absl::status absl::statusor absl::strings
   absl::time absl::optional absl::synchronization absl::flat_hash_set
   PRIVATE vin_util SQLite::SQLite3 ZLIB::ZLIB Threads::Threads)
+# Rule 20's job store: SQLite through the disk cache's store file code.
+vin_module(jobs PUBLIC absl::status absl::statusor absl::strings
+  absl::time absl::synchronization
+  PRIVATE vin_disk_cache SQLite::SQLite3 OpenSSL::Crypto)
 vin_module(loop PUBLIC vin_retry absl::status absl::statusor absl::synchronization
   absl::flat_hash_map Threads::Threads)
 vin_module(coalesce PUBLIC vin_domain absl::btree absl::flat_hash_map absl::hash)

@@ -14,4 +14,5 @@ if [ -f .data/vpic.lite.db ]; then
   snapshot=(--snapshot_path=.data/vpic.lite.db)
 fi
 exec build/vin-server "${snapshot[@]}" --metrics_listen=127.0.0.1:9464 \
-  --http_listen=127.0.0.1:8080 --cache_path=.data/cache.db "$@"
+  --http_listen=127.0.0.1:8080 --cache_path=.data/cache.db \
+  --job_path=.data/jobs.db "$@"

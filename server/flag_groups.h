@@ -28,6 +28,8 @@ void UpstreamFromFlags(engine::EngineOptions& e);
 // flags_tenants.cc: bulk's shares, tenants' weights, the peak hours, the
 // tenant header and trusted proxies, interactive tenants.
 absl::Status TenantsFromFlags(ServerOptions& options);
+// flags_jobs.cc: bulk jobs (store, window, limits, notifications).
+absl::Status JobsFromFlags(ServerOptions& options);
 
 }  // namespace server
 

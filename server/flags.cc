@@ -33,6 +33,8 @@ constexpr FlagGroup kFlagGroups[] = {
      "gateway (HTTP deadline, threads, connections, hosts, CORS)"},
     {"server/flags_fleet.cc", "fleet (Redis shared by the replicas)"},
     {"server/flags_log.cc", "logging (level, format, queue)"},
+    {"server/flags_jobs.cc",
+     "jobs (bulk jobs: store, window, limits, notifications)"},
 };
 
 }  // namespace
@@ -69,6 +71,8 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   if (absl::Status s = SourcePreferenceFromFlags(options.engine); !s.ok()) {
     return s;
   }
+  if (absl::Status s = JobsFromFlags(options); !s.ok()) return s;
+  options.jobs.peak_hours = options.engine.peak_hours;
   return options;
 }
 

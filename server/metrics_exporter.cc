@@ -10,6 +10,7 @@
 #include "disk_cache/disk_cache.h"
 #include "domain/priority.h"
 #include "metrics/process.h"
+#include "server/job_metrics.h"
 #include "server/metric_family.h"
 
 namespace server {
@@ -380,6 +381,7 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
   AddDurations(m, &out);
   AddSnapshotInfo(m, &out);
   AddLogAndRedis(src, &out);
+  if (src.jobs != nullptr) AddJobMetrics(*src.jobs, &out);
   return out;
 }
 

@@ -26,6 +26,8 @@ class DiskCache;
 
 namespace server {
 
+class JobManager;
+
 // A count under one label value.
 struct LabelCount {
   std::string label;
@@ -53,6 +55,8 @@ struct MetricsSources {
   // Fleet mode: values read from Redis that were not believed, by what was
   // wrong (fleet::RejectionName), for vin_fleet_rejected_total{what}.
   std::function<std::vector<LabelCount>()> fleet_rejected;
+  // Bulk jobs (null: --job_path not given, and no vin_job* metrics).
+  JobManager* jobs = nullptr;
 };
 
 // The text of every metric, as a scrape of /metrics returns it.

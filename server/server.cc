@@ -132,6 +132,20 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (!engine.ok()) return engine.status();
   s->engine_ = *std::move(engine);
   if (absl::Status st = CheckCallLimits(options); !st.ok()) return st;
+  if (!options.jobs.path.empty()) {
+    auto jobs = JobManager::Start(
+        options.jobs, s->engine_.get(), clocks::Clock::Real(),
+        [](const std::string& warning) {
+          log::Event(log::Level::kWarn, warning, {});
+        },
+        [](const std::string& line) {
+          log::Event(log::Level::kInfo, line, {});
+        });
+    if (!jobs.ok()) return jobs.status();
+    s->jobs_ = *std::move(jobs);
+  }
+  s->job_service_ =
+      std::make_unique<JobService>(s->jobs_.get(), options.tenants);
   s->decode_ =
       std::make_unique<DecodeService>(s->engine_.get(), options.batch_window,
                                       s->metrics_.get(), options.tenants);
@@ -152,6 +166,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     h.reference_ttl = options.engine.reference_ttl;
     h.stream_window = static_cast<size_t>(options.batch_window);
     h.counters = &s->http_counters_;
+    h.jobs = s->jobs_.get();
     auto gateway = http::Gateway::Start(std::move(h), s->engine_.get());
     if (!gateway.ok()) return gateway.status();
     s->http_ = *std::move(gateway);
@@ -224,6 +239,7 @@ absl::Status VinServer::StartMetricsExporter(const ServerOptions& options) {
     };
   }
   sources.disk = disk_.get();
+  sources.jobs = jobs_.get();
   auto exporter = MetricsExporter::Start(
       options.metrics_listen, options.metrics_tls, std::move(sources));
   if (!exporter.ok()) return exporter.status();
@@ -283,6 +299,7 @@ absl::Status VinServer::StartGrpc(
   }
   builder.RegisterService(decode_.get());
   builder.RegisterService(health_.get());
+  builder.RegisterService(job_service_.get());
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(
@@ -307,6 +324,10 @@ void VinServer::Shutdown(absl::Duration grace) {
   health_->SetNotServing();
   // Calls still held for the fleet's join go on now, into the drain.
   if (join_ != nullptr) join_->Stop();
+  // Jobs submit no more items; those in flight stay unfinished in the
+  // store, to run again after the restart (rule 20).
+  job_service_->Shutdown();
+  if (jobs_ != nullptr) jobs_->Stop();
   engine_->Drain();
   decode_->Drain();
   // gRPC stops accepting calls at once and waits for the ones in progress.

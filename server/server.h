@@ -23,6 +23,8 @@
 #include "server/fleet_join.h"
 #include "server/health_service.h"
 #include "server/http/gateway.h"
+#include "server/job_service.h"
+#include "server/jobs/job_manager.h"
 #include "server/metrics_exporter.h"
 #include "server/tls.h"
 #include "snapshot/snapshot_reloader.h"
@@ -109,6 +111,8 @@ struct ServerOptions {
   // gateway has its own copy in `http`); the tenants metrics name.
   TenantPolicy tenants;
   int max_tenants = 100;
+  // Bulk jobs (DESIGN rule 20): off while `jobs.path` is "".
+  JobOptions jobs;
 };
 
 class VinServer {
@@ -203,6 +207,8 @@ class VinServer {
   std::unique_ptr<engine::EngineObserver> observer_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<DecodeService> decode_;
+  std::unique_ptr<JobManager> jobs_;  // stopped before the engine
+  std::unique_ptr<JobService> job_service_;
   // Before the engine goes: its waiters end first. Its counters outlive
   // it and the exporter.
   http::GatewayCounters http_counters_;

@@ -295,9 +295,10 @@ void Connection::OnHead(beast::error_code ec) {
                                        : domain::ErrorReason::kMalformedRequest,
                 route_.message, !head_parser_->is_done());
   }
-  route_.body_limit = route_.kind == Route::Kind::kDecode
-                          ? options().decode_body_limit
-                          : options().body_limit;
+  route_.body_limit =
+      route_.kind == Route::Kind::kDecode      ? options().decode_body_limit
+      : route_.kind == Route::Kind::kJobCreate ? options().job_body_limit
+                                               : options().body_limit;
   if (!Prepare(head)) return;
   exchange_ = MakeExchange(route_, this, ++exchange_seq_);
   if (exchange_->StreamsBody()) return exchange_->Start();

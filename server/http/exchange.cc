@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/http/api_decode.h"
+#include "server/http/api_jobs.h"
 #include "server/http/http_status.h"
 #include "server/http/ndjson_stream.h"
 #include "server/http/vpic_decode.h"
@@ -82,6 +83,13 @@ std::unique_ptr<Exchange> MakeExchange(const Route& route, Connection* c,
     }
     case Route::Kind::kMetrics:
       return std::make_unique<MetricsExchange>(c, seq);
+    case Route::Kind::kJobCreate:
+    case Route::Kind::kJobList:
+    case Route::Kind::kJobGet:
+    case Route::Kind::kJobDelete:
+    case Route::Kind::kJobResults:
+    case Route::Kind::kJobCancel:
+      return std::make_unique<ApiJobs>(c, seq);
     case Route::Kind::kError:  // (the connection answers it unrouted)
       break;
   }

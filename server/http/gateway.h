@@ -48,6 +48,9 @@
 #include "server/common/tls_files.h"
 
 namespace server {
+
+class JobManager;  // server/jobs/job_manager.h
+
 namespace http {
 
 // What the gateway counts, read by the metrics (vin_http_*). Atomics: any
@@ -88,6 +91,12 @@ struct GatewayOptions {
   size_t decode_body_limit = 64 * 1024;
   // Every other body (vPIC's batch form), read whole.
   size_t body_limit = 1024 * 1024;
+  // POST /v1/jobs's body (a job's items as NDJSON), read whole; a larger
+  // job goes through gRPC's CreateJob (vinctl job submit), which streams.
+  size_t job_body_limit = 64 * 1024 * 1024;
+  // Bulk jobs (rule 20): the manager /v1/jobs calls (not owned; null: the
+  // job routes answer JOBS_NOT_CONFIGURED).
+  JobManager* jobs = nullptr;
   // One NDJSON line of /v1/decode:batch, whose body has no limit: it is
   // read as a stream, paced by `stream_window`. A longer line fails as its
   // item, unbuffered.

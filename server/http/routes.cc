@@ -87,6 +87,18 @@ const char* RouteLabel(Route::Kind kind) {
       return "openapi";
     case Route::Kind::kMetrics:
       return "metrics";
+    case Route::Kind::kJobCreate:
+      return "job_create";
+    case Route::Kind::kJobList:
+      return "job_list";
+    case Route::Kind::kJobGet:
+      return "job_get";
+    case Route::Kind::kJobDelete:
+      return "job_delete";
+    case Route::Kind::kJobResults:
+      return "job_results";
+    case Route::Kind::kJobCancel:
+      return "job_cancel";
     case Route::Kind::kError:
       break;
   }
@@ -204,6 +216,55 @@ Route VpicReferenceRoute(const VpicEndpoint& e, absl::string_view method,
   return r;
 }
 
+constexpr absl::string_view kJobsPath = "/v1/jobs";
+
+Route JobRouteOf(Route::Kind kind, std::string id) {
+  Route r;
+  r.kind = kind;
+  r.status = 200;
+  r.job_id = std::move(id);
+  r.needs_body = kind == Route::Kind::kJobCreate;
+  return r;
+}
+
+// /v1/jobs and what is under it (`rest`: the path in lower case, without a
+// trailing slash).
+Route JobsRoute(absl::string_view method, absl::string_view rest) {
+  const bool get = method == "GET" || method == "HEAD";
+  if (rest == kJobsPath) {
+    if (get) return JobRouteOf(Route::Kind::kJobList, "");
+    if (method == "POST") return JobRouteOf(Route::Kind::kJobCreate, "");
+    return MethodNotAllowed(
+        "/v1/jobs takes GET (the list) and POST (a new "
+        "job)",
+        "GET, HEAD, POST");
+  }
+  absl::string_view tail = rest.substr(kJobsPath.size() + 1);
+  if (absl::ConsumeSuffix(&tail, "/results")) {
+    if (!get) {
+      return MethodNotAllowed("/v1/jobs/{job_id}/results takes GET", kAllowGet);
+    }
+    return JobRouteOf(Route::Kind::kJobResults, std::string(tail));
+  }
+  if (absl::ConsumeSuffix(&tail, ":cancel")) {
+    if (method != "POST") {
+      return MethodNotAllowed("/v1/jobs/{job_id}:cancel takes POST",
+                              kAllowPost);
+    }
+    return JobRouteOf(Route::Kind::kJobCancel, std::string(tail));
+  }
+  if (tail.empty() || absl::StrContains(tail, '/') ||
+      absl::StrContains(tail, ':')) {
+    return Error(404, absl::StrCat("no such path: ", rest));
+  }
+  if (get) return JobRouteOf(Route::Kind::kJobGet, std::string(tail));
+  if (method == "DELETE") {
+    return JobRouteOf(Route::Kind::kJobDelete, std::string(tail));
+  }
+  return MethodNotAllowed("/v1/jobs/{job_id} takes GET and DELETE",
+                          "GET, HEAD, DELETE");
+}
+
 }  // namespace
 
 Route RouteOf(absl::string_view method, absl::string_view target) {
@@ -214,6 +275,10 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
   }
   absl::string_view rest(lower);
   if (rest.size() > 1 && rest.back() == '/') rest.remove_suffix(1);
+  if (rest == kJobsPath ||
+      absl::StartsWith(rest, absl::StrCat(kJobsPath, "/"))) {
+    return JobsRoute(method, rest);
+  }
   // vPIC's paths: the op, and what follows it as written.
   const bool vpic = absl::StartsWith(rest, kVpicPrefix);
   absl::string_view op, raw_vin;

@@ -29,7 +29,14 @@ struct Route {
     kPage,           // GET / (the page for people)
     kOpenApi,        // GET /openapi.json
     kMetrics,        // GET /metrics (the metrics port's only route)
-    kError,          // `status` and `message` say why
+    // Bulk jobs (rule 20; api_jobs.h).
+    kJobCreate,   // POST /v1/jobs
+    kJobList,     // GET /v1/jobs
+    kJobGet,      // GET /v1/jobs/{job_id}
+    kJobDelete,   // DELETE /v1/jobs/{job_id}
+    kJobResults,  // GET /v1/jobs/{job_id}/results
+    kJobCancel,   // POST /v1/jobs/{job_id}:cancel
+    kError,       // `status` and `message` say why
   };
   Kind kind = Kind::kError;
   int status = 404;
@@ -46,6 +53,8 @@ struct Route {
   // none). The batch form's is in its body (ParseBatchForm), as on vPIC.
   VpicFormat format = VpicFormat::kXml;
   bool needs_body = false;
+  // The job routes' job id, as written (lower case).
+  std::string job_id;
   // A 405's Allow header: the methods the path takes ("GET, HEAD").
   std::string allow;
   // The body's limit in bytes (the gateway's options by route, rule 19).

@@ -23,6 +23,10 @@ constexpr char kSchemaProbe[] =
     "SELECT id, key, model_year, value, crc, decode_time, stored_at, bytes "
     "FROM entries INDEXED BY entries_by_age LIMIT 0";
 
+absl::Status MigrateCache(sqlite3* db, int from) {
+  return from == 1 ? Exec(db, kMigrationFrom1) : absl::OkStatus();
+}
+
 struct Verdict {
   enum Kind { kNew, kOurs, kBroken };
   Kind kind;
@@ -61,7 +65,8 @@ std::string OneLine(std::string text) {
 // A failed query on the file being inspected: the file is damaged or not a
 // database (set it aside), or it cannot be read now (busy, I/O: fail, and
 // leave it where it is).
-absl::StatusOr<Verdict> QueryFailed(sqlite3* db, const std::string& path,
+absl::StatusOr<Verdict> QueryFailed(const StoreFormat& f, sqlite3* db,
+                                    const std::string& path,
                                     const absl::Status& status) {
   const int code = sqlite3_errcode(db) & 0xff;
   if (code == SQLITE_NOTADB) {
@@ -72,29 +77,29 @@ absl::StatusOr<Verdict> QueryFailed(sqlite3* db, const std::string& path,
     return Broken(absl::StrCat("is a damaged SQLite database (",
                                sqlite3_errmsg(db), ")"));
   }
-  return absl::Status(
-      status.code(), absl::StrCat("disk cache ", path, ": ", status.message()));
+  return absl::Status(status.code(),
+                      absl::StrCat(f.what, " ", path, ": ", status.message()));
 }
 
-// Brings a file of schema `version` (1) to kSchemaVersion, in one
-// transaction: all of it, or nothing.
-absl::Status Migrate(sqlite3* db, int version) {
+// Brings a file of schema `version` to the format's, in one transaction:
+// all of it, or nothing.
+absl::Status Migrate(const StoreFormat& f, sqlite3* db, int version) {
   const std::string stamp =
-      absl::StrCat("PRAGMA user_version=", kSchemaVersion);
+      absl::StrCat("PRAGMA user_version=", f.schema_version);
   absl::Status s = Exec(db, "BEGIN IMMEDIATE");
-  if (s.ok() && version == 1) s = Exec(db, kMigrationFrom1);
+  if (s.ok() && f.migrate != nullptr) s = f.migrate(db, version);
   if (s.ok()) s = Exec(db, stamp.c_str());
   if (s.ok()) s = Exec(db, "COMMIT");
   if (!s.ok()) Exec(db, "ROLLBACK").IgnoreError();
   return s;
 }
 
-absl::StatusOr<Verdict> Inspect(const std::string& path) {
+absl::StatusOr<Verdict> Inspect(const StoreFormat& f, const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return Verdict{Verdict::kNew, ""};
     return absl::FailedPreconditionError(absl::StrCat(
-        "cannot stat disk cache ", path, ": ", std::strerror(errno)));
+        "cannot stat ", f.what, " ", path, ": ", std::strerror(errno)));
   }
   if (!S_ISREG(st.st_mode)) return Broken("is not a regular file");
   // Not SQLite at all: said before SQLite opens it, since SQLite would
@@ -110,7 +115,7 @@ absl::StatusOr<Verdict> Inspect(const std::string& path) {
         !absl::IsFailedPrecondition(opened.status())) {
       return absl::Status(
           opened.status().code(),
-          absl::StrCat("disk cache ", path, ": ", opened.status().message()));
+          absl::StrCat(f.what, " ", path, ": ", opened.status().message()));
     }
     return Broken(
         absl::StrCat("cannot be opened (", opened.status().message(), ")"));
@@ -119,71 +124,73 @@ absl::StatusOr<Verdict> Inspect(const std::string& path) {
   if (sqlite3_db_readonly(db, "main") == 1) return Broken("is not writable");
 
   absl::StatusOr<int64_t> app = QueryInt(db, "PRAGMA application_id");
-  if (!app.ok()) return QueryFailed(db, path, app.status());
+  if (!app.ok()) return QueryFailed(f, db, path, app.status());
   absl::StatusOr<int64_t> version = QueryInt(db, "PRAGMA user_version");
-  if (!version.ok()) return QueryFailed(db, path, version.status());
+  if (!version.ok()) return QueryFailed(f, db, path, version.status());
   absl::StatusOr<std::string> tables = QueryText(
       db,
       "SELECT ifnull(group_concat(name, ', '), '') FROM sqlite_master "
       "WHERE type = 'table'");
-  if (!tables.ok()) return QueryFailed(db, path, tables.status());
+  if (!tables.ok()) return QueryFailed(f, db, path, tables.status());
 
   if (*app == 0 && tables->empty()) return Verdict{Verdict::kNew, ""};
-  if (*app != kApplicationId) {
+  if (*app != f.application_id) {
     return Broken(absl::StrCat(
         "is another program's SQLite database (application_id ", *app,
         ", tables: ", tables->empty() ? "none" : *tables, ")"));
   }
-  if (*version > kSchemaVersion) {
+  if (*version > f.schema_version) {
     return Broken(absl::StrCat("has schema version ", *version,
-                               ", newer than this build's ", kSchemaVersion));
+                               ", newer than this build's ", f.schema_version));
   }
-  if (*version < 1) {
+  if (*version < f.oldest_version) {
     return Broken(absl::StrCat("has schema version ", *version,
-                               ", older than this build's ", kSchemaVersion,
+                               ", older than this build's ", f.schema_version,
                                ", which it cannot read"));
   }
   absl::StatusOr<std::string> check = QueryText(db, "PRAGMA quick_check");
-  if (!check.ok()) return QueryFailed(db, path, check.status());
+  if (!check.ok()) return QueryFailed(f, db, path, check.status());
   if (*check != "ok") {
     return Broken(
         absl::StrCat("fails PRAGMA quick_check (", OneLine(*check), ")"));
   }
-  if (*version < kSchemaVersion) {
-    absl::Status migrated = Migrate(db, static_cast<int>(*version));
+  if (*version < f.schema_version) {
+    absl::Status migrated = Migrate(f, db, static_cast<int>(*version));
     if (!migrated.ok()) {
       return Broken(absl::StrCat("cannot be migrated from schema version ",
                                  *version, " (", migrated.message(), ")"));
     }
   }
-  absl::StatusOr<Statement> probe = Prepare(db, kSchemaProbe);
+  absl::StatusOr<Statement> probe = Prepare(db, f.schema_probe);
   if (!probe.ok()) {
     return Broken(absl::StrCat("lacks the table or index of schema version ",
-                               kSchemaVersion, " (", sqlite3_errmsg(db), ")"));
+                               f.schema_version, " (", sqlite3_errmsg(db),
+                               ")"));
   }
   return Verdict{Verdict::kOurs, ""};
 }
 
 // Opens (creating) the file, turns WAL on and, in a new file, creates the
 // schema and stamps the header, in one transaction.
-absl::StatusOr<Connection> Create(const std::string& path) {
+absl::StatusOr<Connection> Create(const StoreFormat& f,
+                                  const std::string& path) {
   absl::StatusOr<Connection> opened = OpenConnection(
       path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, kBusyTimeout);
   if (!opened.ok()) {
     return absl::Status(opened.status().code(),
-                        absl::StrCat("cannot create disk cache ", path, ": ",
+                        absl::StrCat("cannot create ", f.what, " ", path, ": ",
                                      opened.status().message()));
   }
   sqlite3* db = opened->get();
-  auto failed = [&path](const absl::Status& s) {
+  auto failed = [&f, &path](const absl::Status& s) {
     return absl::Status(s.code(),
-                        absl::StrCat("disk cache ", path, ": ", s.message()));
+                        absl::StrCat(f.what, " ", path, ": ", s.message()));
   };
   absl::StatusOr<std::string> mode = QueryText(db, "PRAGMA journal_mode=WAL");
   if (!mode.ok()) return failed(mode.status());
   if (*mode != "wal") {
     return absl::FailedPreconditionError(
-        absl::StrCat("disk cache ", path,
+        absl::StrCat(f.what, " ", path,
                      ": cannot use WAL mode (journal_mode is ", *mode, ")"));
   }
   // A WAL larger than 64 MiB is cut back to that after a checkpoint.
@@ -194,10 +201,10 @@ absl::StatusOr<Connection> Create(const std::string& path) {
   if (!app.ok()) return failed(app.status());
   if (*app == 0) {
     const std::string stamp =
-        absl::StrCat("PRAGMA application_id=", kApplicationId,
-                     "; PRAGMA user_version=", kSchemaVersion);
+        absl::StrCat("PRAGMA application_id=", f.application_id,
+                     "; PRAGMA user_version=", f.schema_version);
     s = Exec(db, "BEGIN IMMEDIATE");
-    if (s.ok()) s = Exec(db, kSchemaSql);
+    if (s.ok()) s = Exec(db, f.schema_sql);
     if (s.ok()) s = Exec(db, stamp.c_str());
     if (s.ok()) s = Exec(db, "COMMIT");
     if (!s.ok()) {
@@ -210,7 +217,17 @@ absl::StatusOr<Connection> Create(const std::string& path) {
 
 }  // namespace
 
+const StoreFormat kCacheFormat = {
+    "disk cache", kApplicationId, kSchemaVersion, 1,
+    kSchemaSql,   kSchemaProbe,   &MigrateCache};
+
 absl::StatusOr<std::string> SetAside(const std::string& path,
+                                     const std::string& problem,
+                                     const Warn& warn, absl::Time now) {
+  return SetAside(kCacheFormat.what, path, problem, warn, now);
+}
+
+absl::StatusOr<std::string> SetAside(const char* what, const std::string& path,
                                      const std::string& problem,
                                      const Warn& warn, absl::Time now) {
   const std::string stem = absl::StrCat(
@@ -220,7 +237,7 @@ absl::StatusOr<std::string> SetAside(const std::string& path,
   for (int n = 2; Exists(aside); ++n) aside = absl::StrCat(stem, "-", n);
   if (rename(path.c_str(), aside.c_str()) != 0) {
     return absl::FailedPreconditionError(
-        absl::StrCat("disk cache ", path, " ", problem, ", and moving it to ",
+        absl::StrCat(what, " ", path, " ", problem, ", and moving it to ",
                      aside, " failed: ", std::strerror(errno)));
   }
   // A journal left beside the path must not be applied to the new store:
@@ -231,29 +248,36 @@ absl::StatusOr<std::string> SetAside(const std::string& path,
     if (rename(from.c_str(), (aside + suffix).c_str()) != 0 &&
         unlink(from.c_str()) != 0) {
       return absl::FailedPreconditionError(
-          absl::StrCat("disk cache ", path, ": cannot move or delete ", from,
-                       ": ", std::strerror(errno)));
+          absl::StrCat(what, " ", path, ": cannot move or delete ", from, ": ",
+                       std::strerror(errno)));
     }
   }
   unlink((path + "-shm").c_str());
   if (warn) {
-    warn(absl::StrCat("disk cache ", path, " ", problem, "; moved it to ",
-                      aside, " and started an empty store"));
+    warn(absl::StrCat(what, " ", path, " ", problem, "; moved it to ", aside,
+                      " and started an empty store"));
   }
   return aside;
 }
 
 absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
                                          const Warn& warn, absl::Time now) {
+  return OpenStoreFile(path, kCacheFormat, warn, now);
+}
+
+absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
+                                         const StoreFormat& format,
+                                         const Warn& warn, absl::Time now) {
+  const StoreFormat& f = format;
   // The file holds every VIN asked, with times: this user's alone (0600 in
   // a directory of its own), whatever the umask.
-  auto refused = [&path](const absl::Status& s) {
+  auto refused = [&f, &path](const absl::Status& s) {
     return absl::Status(s.code(),
-                        absl::StrCat("disk cache ", path, ": ", s.message()));
+                        absl::StrCat(f.what, " ", path, ": ", s.message()));
   };
   const std::string parent = std::filesystem::path(path).parent_path();
-  auto warn_about = [&path, &warn](const std::string& w) {
-    if (warn) warn(absl::StrCat("disk cache ", path, ": ", w));
+  auto warn_about = [&f, &path, &warn](const std::string& w) {
+    if (warn) warn(absl::StrCat(f.what, " ", path, ": ", w));
   };
   if (absl::Status s = util::EnsurePrivateDirectory(parent, warn_about);
       !s.ok()) {
@@ -264,11 +288,11 @@ absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
       return refused(s);
     }
   }
-  absl::StatusOr<Verdict> verdict = Inspect(path);
+  absl::StatusOr<Verdict> verdict = Inspect(f, path);
   if (!verdict.ok()) return verdict.status();
   if (verdict->kind == Verdict::kBroken) {
     absl::StatusOr<std::string> aside =
-        SetAside(path, verdict->problem, warn, now);
+        SetAside(f.what, path, verdict->problem, warn, now);
     if (!aside.ok()) return aside.status();
   }
   // SQLite creates a database 0644 less the umask, and its -wal and -shm
@@ -277,7 +301,7 @@ absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
   if (absl::Status s = util::CreatePrivateFile(path); !s.ok()) {
     return refused(s);
   }
-  return Create(path);
+  return Create(f, path);
 }
 
 }  // namespace disk_cache

@@ -51,6 +51,28 @@ inline constexpr char kMigrationFrom1[] =
 // A warning for the operator (DiskCache::Open's `warn`).
 using Warn = std::function<void(const std::string&)>;
 
+// What makes a SQLite file one of this program's stores: the disk cache's
+// (kCacheFormat, below) or another module's built on this code (the job
+// store of DESIGN rule 20, src/jobs). Every message starts with `what` and
+// the path.
+struct StoreFormat {
+  const char* what;          // "disk cache", "job store"
+  int32_t application_id;    // the header's application_id
+  int schema_version;        // this build's
+  int oldest_version;        // the oldest it can migrate (== schema_version:
+                             // none)
+  const char* schema_sql;    // creates the tables of schema_version
+  const char* schema_probe;  // a query that prepares only on that schema
+  // Brings a file of `from` (oldest_version..schema_version-1) to
+  // schema_version, inside the caller's transaction; null when there is no
+  // older version.
+  absl::Status (*migrate)(sqlite3* db, int from);
+};
+
+// The disk cache's format (kApplicationId, kSchemaVersion, kSchemaSql,
+// kMigrationFrom1).
+extern const StoreFormat kCacheFormat;
+
 // Opens the store at `path` for writing, in WAL mode with synchronous=NORMAL:
 // creates the file with mode 0600 (its -wal and -shm follow), in a directory
 // created 0700 when missing, and makes an existing file and its journals
@@ -66,6 +88,10 @@ using Warn = std::function<void(const std::string&)>;
 // status names `path`. `now` names the file set aside.
 absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
                                          const Warn& warn, absl::Time now);
+// The same for a store of `format`.
+absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
+                                         const StoreFormat& format,
+                                         const Warn& warn, absl::Time now);
 
 // Moves `path` to `<path>.broken-<UTC time>` (`-2`, `-3`... when taken),
 // with its `-wal` and `-journal` files beside it under the new name so that
@@ -73,6 +99,10 @@ absl::StatusOr<Connection> OpenStoreFile(const std::string& path,
 // <path> <problem>; moved it to <aside> and started an empty store".
 // Returns the new name.
 absl::StatusOr<std::string> SetAside(const std::string& path,
+                                     const std::string& problem,
+                                     const Warn& warn, absl::Time now);
+// The same, the messages naming `what` ("job store") instead.
+absl::StatusOr<std::string> SetAside(const char* what, const std::string& path,
                                      const std::string& problem,
                                      const Warn& warn, absl::Time now);
 

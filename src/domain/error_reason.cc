@@ -35,6 +35,14 @@ constexpr absl::string_view kNames[kErrorReasons] = {
     "FORBIDDEN_ORIGIN",
     "MISDIRECTED_REQUEST",
     "TLS_REQUIRED",
+    "JOBS_NOT_CONFIGURED",
+    "JOB_NOT_FOUND",
+    "JOB_TOO_MANY_ITEMS",
+    "JOB_LIMIT_REACHED",
+    "INVALID_JOB_SPEC",
+    "JOB_NOT_ENDED",
+    "INVALID_PAGE_TOKEN",
+    "JOB_STORE_UNAVAILABLE",
     "INTERNAL",
 };
 

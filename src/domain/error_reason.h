@@ -51,6 +51,15 @@ enum class ErrorReason {
   kForbiddenOrigin,     // a cross-site request the gateway refuses
   kMisdirectedRequest,  // a Host this server does not answer for
   kTlsRequired,
+  // Bulk jobs (rule 20).
+  kJobsNotConfigured,    // no --job_path (nor --redis_url)
+  kJobNotFound,          // no such job of the caller's tenant
+  kJobTooManyItems,      // over --job_max_items
+  kJobLimitReached,      // --job_max_open jobs not ended, or --job_max_bytes
+  kInvalidJobSpec,       // a spec not first, twice, or with a bad field
+  kJobNotEnded,          // deleting a job that has not ended
+  kInvalidPageToken,     // a page token the server did not issue
+  kJobStoreUnavailable,  // the store cannot be written or read now
   kInternal,
 };
 inline constexpr size_t kErrorReasons =

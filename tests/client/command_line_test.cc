@@ -214,9 +214,10 @@ TEST_F(CommandLineTest, BatchHelpListsItsFlagsAndFormats) {
 
 TEST_F(CommandLineTest, MissingOrUnknownCommand) {
   EXPECT_THAT(UsageError({}),
-              HasSubstr("a command is needed: decode or batch"));
-  EXPECT_THAT(UsageError({"frob"}),
-              HasSubstr("unknown command 'frob' (commands: decode, batch)"));
+              HasSubstr("a command is needed: decode, batch or job"));
+  EXPECT_THAT(
+      UsageError({"frob"}),
+      HasSubstr("unknown command 'frob' (commands: decode, batch, job)"));
   EXPECT_THAT(UsageError({"--server=h:1", "batch"}),
               HasSubstr("'--server=h:1' before the command"));
   EXPECT_THAT(UsageError({"frob"}), HasSubstr("Try 'vinctl --help'."));

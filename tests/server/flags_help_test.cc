@@ -84,6 +84,10 @@ const std::map<std::string, std::vector<std::string>>& Expected() {
             "fleet_secret_file", "fleet_lease"}},
           {"logging (level, format, queue)",
            {"log_level", "log_format", "log_queue_lines"}},
+          {"jobs (bulk jobs: store, window, limits, notifications)",
+           {"job_path", "job_window", "job_concurrency", "job_max_items",
+            "job_max_open", "job_max_bytes", "job_retention",
+            "job_notify_hosts"}},
       };
   return *groups;
 }

@@ -29,6 +29,7 @@
 #include "server/http/vpic_endpoints.h"
 #include "testing/http_client.h"
 #include "testing/server_fixture.h"
+#include "vin/v1/jobs.pb.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -106,6 +107,10 @@ class SchemaCheck {
         EXPECT_EQ(p["type"], "integer");
         EXPECT_EQ(p["format"], "int32");
         return;
+      case FieldDescriptor::TYPE_INT64:  // a string in protobuf's JSON
+        EXPECT_EQ(p["type"], "string");
+        EXPECT_EQ(p["format"], "int64");
+        return;
       case FieldDescriptor::TYPE_BOOL:
         EXPECT_EQ(p["type"], "boolean");
         return;
@@ -167,6 +172,52 @@ TEST(HttpOpenApi, EveryRouteOfTheProtoIsDescribedWithItsMessages) {
               Ref("Status"));
     check.Message(m->input_type());
     check.Message(m->output_type());
+  }
+  // The jobs' routes (rule 20): each annotated method at its path and
+  // verb, answering its resource (WatchJob is gRPC only).
+  const google::protobuf::ServiceDescriptor* jobs =
+      vin::v1::Job::descriptor()->file()->FindServiceByName("VinJobService");
+  ASSERT_NE(jobs, nullptr);
+  for (int i = 0; i < jobs->method_count(); ++i) {
+    const google::protobuf::MethodDescriptor* m = jobs->method(i);
+    SCOPED_TRACE(m->full_name());
+    if (!m->options().HasExtension(google::api::http)) {
+      EXPECT_EQ(m->name(), "WatchJob");
+      continue;
+    }
+    const google::api::HttpRule& rule =
+        m->options().GetExtension(google::api::http);
+    const std::string verb = rule.has_get()       ? "get"
+                             : rule.has_post()    ? "post"
+                             : rule.has_delete_() ? "delete"
+                                                  : "?";
+    const std::string path = rule.has_get()    ? rule.get()
+                             : rule.has_post() ? rule.post()
+                                               : rule.delete_();
+    ASSERT_TRUE(doc["paths"].contains(path)) << path;
+    ASSERT_TRUE(doc["paths"][path].contains(verb)) << path << " " << verb;
+    const Json& op = doc["paths"][path][verb];
+    EXPECT_EQ(op["operationId"], m->full_name());
+    EXPECT_EQ(op["responses"]["default"]["content"]["application/json"]
+                ["schema"]["$ref"],
+              Ref("Status"));
+    if (m->name() == "ListJobResults") {  // NDJSON of its results
+      const auto* result = vin::v1::JobResult::descriptor();
+      EXPECT_EQ(op["responses"]["200"]["content"]["application/x-ndjson"]
+                  ["schema"]["$ref"],
+                Ref(result->name()));
+      check.Message(result);
+      continue;
+    }
+    EXPECT_EQ(
+        op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+        Ref(m->output_type()->name()));
+    check.Message(m->output_type());
+    if (m->name() == "CreateJob") {  // NDJSON of its items
+      EXPECT_EQ(op["requestBody"]["content"]["application/x-ndjson"]["schema"]
+                  ["$ref"],
+                Ref("DecodeBatchRequest"));
+    }
   }
   // Nothing described that the proto does not have (beside vPIC's shapes
   // and the errors).

@@ -1,0 +1,482 @@
+// JobManager's API: creation, reading, cancelling, deleting (the runner is
+// in job_runner.cc).
+#include "server/jobs/job_manager.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "domain/limits.h"
+#include "server/jobs/job_mapping.h"
+#include "server/jobs/job_runner.h"
+
+namespace server {
+namespace {
+
+constexpr int kDefaultJobsPage = 50;
+constexpr int kDefaultResultsPage = 100;
+constexpr int kMaxPage = 1000;
+
+int PageSize(int asked, int fallback) {
+  if (asked <= 0) return fallback;
+  return std::min(asked, kMaxPage);
+}
+
+absl::Status NotFound(const std::string& id) {
+  return JobError(domain::ErrorReason::kJobNotFound,
+                  absl::StrCat("no job ", id));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
+    JobOptions options, engine::Engine* engine, const clocks::Clock* clock,
+    Warn warn, Log log, Mode mode, JobNotifier::Post notify) {
+  absl::StatusOr<std::unique_ptr<jobs::JobStore>> store =
+      jobs::JobStore::Open(options.path, warn, clock->WallNow());
+  if (!store.ok()) return store.status();
+  absl::StatusOr<std::vector<jobs::JobRecord>> loaded = (*store)->LoadJobs();
+  if (!loaded.ok()) return loaded.status();
+  std::unique_ptr<JobManager> m(
+      new JobManager(std::move(options), std::move(*store), engine, clock,
+                     std::move(log), std::move(notify)));
+  {
+    absl::MutexLock lock(&m->mu_);
+    for (jobs::JobRecord& r : *loaded) {
+      m->by_id_[r.id] = r.seq;
+      m->items_done_total_ += r.items_done;
+      m->items_failed_total_ += r.items_failed;
+      m->jobs_[r.seq].record = std::move(r);
+    }
+  }
+  if (mode == Mode::kOwnThread) {
+    m->thread_ = std::thread([p = m.get()] { p->runner_->Loop(); });
+    m->notifier_.Start();
+  }
+  return m;
+}
+
+JobManager::JobManager(JobOptions options,
+                       std::unique_ptr<jobs::JobStore> store,
+                       engine::Engine* engine, const clocks::Clock* clock,
+                       Log log, JobNotifier::Post notify)
+    : options_(std::move(options)),
+      store_(std::move(store)),
+      engine_(engine),
+      clock_(clock),
+      log_(std::move(log)),
+      tokens_(store_->secret()),
+      runner_(std::make_unique<JobRunner>(this)),
+      notifier_(this, std::move(notify)) {}
+
+JobManager::~JobManager() { Stop(); }
+
+// ---- Creation ----
+
+std::unique_ptr<JobManager::Upload> JobManager::NewUpload(
+    const std::string& tenant) {
+  return std::unique_ptr<Upload>(new Upload(this, tenant));
+}
+
+JobManager::Upload::~Upload() {
+  if (begun_ && !done_) manager_->store_->Drop(job_.seq).IgnoreError();
+  if (!staging_key_.empty()) {
+    absl::MutexLock lock(&manager_->mu_);
+    manager_->staging_keys_.erase(staging_key_);
+  }
+}
+
+absl::Status JobManager::Upload::Refuse(absl::Status why) {
+  if (begun_ && !done_) manager_->store_->Drop(job_.seq).IgnoreError();
+  done_ = true;
+  refused_ = why;
+  return why;
+}
+
+absl::Status JobManager::Upload::Spec(const vin::v1::JobSpec& spec) {
+  if (!refused_.ok()) return refused_;
+  if (begun_ || existing_) {
+    return Refuse(JobError(
+        domain::ErrorReason::kInvalidJobSpec,
+        "a job has one JobSpec, in the first message; this one came again"));
+  }
+  if (absl::Status s = CheckSpec(spec, manager_->options_.notify_hosts);
+      !s.ok()) {
+    return Refuse(s);
+  }
+  JobManager& m = *manager_;
+  {
+    absl::MutexLock lock(&m.mu_);
+    if (!spec.idempotency_key().empty()) {
+      for (auto& [seq, e] : m.jobs_) {
+        if (e.record.tenant == tenant_ &&
+            e.record.idempotency_key == spec.idempotency_key()) {
+          existing_ = true;
+          job_ = e.record;
+          return absl::OkStatus();
+        }
+      }
+      std::string key = absl::StrCat(tenant_, "\n", spec.idempotency_key());
+      if (!m.staging_keys_.insert(key).second) {
+        return Refuse(JobError(
+            domain::ErrorReason::kJobLimitReached,
+            "a job with this idempotency_key is being created right now; "
+            "send again once it is"));
+      }
+      staging_key_ = std::move(key);
+    }
+    if (m.OpenJobs(tenant_) >= m.options_.max_open) {
+      return Refuse(JobError(
+          domain::ErrorReason::kJobLimitReached,
+          absl::StrCat(
+              "tenant ", tenant_, " has ", m.options_.max_open,
+              " jobs not yet ended (--job_max_open); wait for one to end, or "
+              "cancel one")));
+    }
+  }
+  store_bytes_ = m.store_->TotalBytes();
+  if (store_bytes_ >= m.options_.max_bytes) {
+    return Refuse(JobError(
+        domain::ErrorReason::kJobLimitReached,
+        absl::StrCat("the job store holds ", store_bytes_,
+                     " bytes, its limit "
+                     "(--job_max_bytes ",
+                     m.options_.max_bytes, "); delete finished jobs")));
+  }
+  job_.id = jobs::NewJobId();
+  job_.tenant = tenant_;
+  job_.idempotency_key = spec.idempotency_key();
+  job_.spec = spec.SerializeAsString();
+  job_.create_time = m.clock_->WallNow();
+  if (spec.has_not_before()) {
+    job_.not_before = absl::FromUnixSeconds(spec.not_before().seconds()) +
+                      absl::Nanoseconds(spec.not_before().nanos());
+  }
+  job_.off_peak = spec.schedule() == vin::v1::JOB_SCHEDULE_OFF_PEAK;
+  job_.bytes = static_cast<int64_t>(job_.spec.size());
+  if (absl::Status s = m.store_->BeginJob(&job_); !s.ok()) {
+    return Refuse(s);
+  }
+  begun_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::Upload::Items(const vin::v1::JobItems& items) {
+  if (!refused_.ok()) return refused_;
+  if (!begun_ && !existing_) {
+    return Refuse(JobError(domain::ErrorReason::kInvalidJobSpec,
+                           "the first message of CreateJob must be the "
+                           "JobSpec"));
+  }
+  const JobOptions& o = manager_->options_;
+  if (items_ + items.items_size() > o.max_items) {
+    return Refuse(
+        JobError(domain::ErrorReason::kJobTooManyItems,
+                 absl::StrCat("a job holds at most ", o.max_items,
+                              " items (--job_max_items); this one has more")));
+  }
+  std::vector<std::string> rows;
+  rows.reserve(items.items_size());
+  int64_t bytes = 0;
+  for (const vin::v1::DecodeBatchRequest& item : items.items()) {
+    const int64_t index = items_ + static_cast<int64_t>(rows.size());
+    if (item.vin().size() > kMaxJobVinBytes) {
+      return Refuse(
+          JobError(domain::ErrorReason::kMalformedRequest,
+                   absl::StrCat("item ", index, ": vin is longer than ",
+                                kMaxJobVinBytes, " bytes")));
+    }
+    if (item.request_id().size() > domain::kMaxRequestIdBytes) {
+      return Refuse(
+          JobError(domain::ErrorReason::kFieldTooLong,
+                   absl::StrCat("item ", index, ": request_id is longer than ",
+                                domain::kMaxRequestIdBytes, " bytes")));
+    }
+    rows.push_back(item.SerializeAsString());
+    bytes += static_cast<int64_t>(rows.back().size());
+  }
+  if (store_bytes_ + job_.bytes + bytes > o.max_bytes) {
+    return Refuse(JobError(
+        domain::ErrorReason::kJobLimitReached,
+        absl::StrCat(
+            "the job would take the job store past its limit (--job_max_bytes ",
+            o.max_bytes, ")")));
+  }
+  if (existing_) {  // the job exists: what is sent again is not stored
+    items_ += static_cast<int64_t>(rows.size());
+    return absl::OkStatus();
+  }
+  if (absl::Status s = manager_->store_->AddItems(job_.seq, items_, rows);
+      !s.ok()) {
+    return Refuse(s);
+  }
+  items_ += static_cast<int64_t>(rows.size());
+  job_.bytes += bytes;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<vin::v1::Job> JobManager::Upload::Finish() {
+  if (!refused_.ok()) return refused_;
+  JobManager& m = *manager_;
+  if (existing_) {
+    done_ = true;
+    absl::MutexLock lock(&m.mu_);
+    auto it = m.by_id_.find(job_.id);
+    if (it == m.by_id_.end()) return NotFound(job_.id);
+    return m.ToJob(m.jobs_[it->second]);
+  }
+  if (!begun_) {
+    return Refuse(JobError(domain::ErrorReason::kInvalidJobSpec,
+                           "CreateJob ended without a JobSpec: send the spec "
+                           "first"));
+  }
+  job_.state = jobs::JobState::kPending;
+  job_.items_total = items_;
+  if (absl::Status s = m.store_->Publish(job_); !s.ok()) return Refuse(s);
+  done_ = true;
+  absl::MutexLock lock(&m.mu_);
+  m.by_id_[job_.id] = job_.seq;
+  Entry& e = m.jobs_[job_.seq];
+  e.record = job_;
+  m.log_(absl::StrCat("job ", job_.id, " of tenant ", job_.tenant,
+                      " created: ", items_, " items"));
+  m.Changed(&e);
+  return m.ToJob(e);
+}
+
+// ---- Reading ----
+
+absl::StatusOr<JobManager::Entry*> JobManager::Find(const std::string& tenant,
+                                                    const std::string& id) {
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return NotFound(id);
+  Entry& e = jobs_[it->second];
+  // Another tenant's job is not there for this caller.
+  if (e.record.tenant != tenant) return NotFound(id);
+  return &e;
+}
+
+int JobManager::OpenJobs(const std::string& tenant) {
+  int n = 0;
+  for (const auto& [seq, e] : jobs_) {
+    if (e.record.tenant == tenant && !jobs::IsTerminal(e.record.state)) ++n;
+  }
+  const std::string prefix = tenant + "\n";
+  for (const std::string& key : staging_keys_) {
+    if (key.compare(0, prefix.size(), prefix) == 0) ++n;
+  }
+  return n;
+}
+
+absl::StatusOr<vin::v1::Job> JobManager::Get(const std::string& tenant,
+                                             const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Entry*> e = Find(tenant, id);
+  if (!e.ok()) return e.status();
+  return ToJob(**e);
+}
+
+absl::StatusOr<vin::v1::Job> JobManager::Get(const std::string& tenant,
+                                             const std::string& id,
+                                             uint64_t* version) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Entry*> e = Find(tenant, id);
+  if (!e.ok()) return e.status();
+  *version = (*e)->version;
+  return ToJob(**e);
+}
+
+absl::StatusOr<vin::v1::ListJobsResponse> JobManager::List(
+    const std::string& tenant, const vin::v1::ListJobsRequest& request) {
+  const std::string scope = absl::StrCat("jobs/", tenant);
+  int64_t below = INT64_MAX;  // newest first: seqs below this one
+  if (!request.page_token().empty()) {
+    absl::StatusOr<int64_t> p = tokens_.Check(scope, request.page_token());
+    if (!p.ok()) {
+      return JobError(domain::ErrorReason::kInvalidPageToken,
+                      std::string(p.status().message()));
+    }
+    below = *p;
+  }
+  const int size = PageSize(request.page_size(), kDefaultJobsPage);
+  vin::v1::ListJobsResponse out;
+  absl::MutexLock lock(&mu_);
+  for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) {
+    if (it->first >= below || it->second.record.tenant != tenant) continue;
+    if (out.jobs_size() == size) {
+      out.set_next_page_token(tokens_.Issue(scope, below));
+      break;
+    }
+    *out.add_jobs() = ToJob(it->second);
+    below = it->first;
+  }
+  return out;
+}
+
+absl::StatusOr<vin::v1::ListJobResultsResponse> JobManager::Results(
+    const std::string& tenant, const vin::v1::ListJobResultsRequest& request) {
+  int64_t seq = 0;
+  int64_t total = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = Find(tenant, request.job_id());
+    if (!e.ok()) return e.status();
+    seq = (*e)->record.seq;
+    total = (*e)->record.items_total;
+  }
+  const std::string scope = absl::StrCat("results/", request.job_id());
+  int64_t from = 0;
+  if (!request.page_token().empty()) {
+    absl::StatusOr<int64_t> p = tokens_.Check(scope, request.page_token());
+    if (!p.ok()) {
+      return JobError(domain::ErrorReason::kInvalidPageToken,
+                      std::string(p.status().message()));
+    }
+    from = *p;
+  }
+  absl::StatusOr<std::vector<jobs::StoredResult>> rows = store_->Results(
+      seq, from, PageSize(request.page_size(), kDefaultResultsPage));
+  if (!rows.ok()) return rows.status();
+  vin::v1::ListJobResultsResponse out;
+  for (const jobs::StoredResult& r : *rows) *out.add_results() = ToJobResult(r);
+  const int64_t next = from + static_cast<int64_t>(rows->size());
+  out.set_complete(next >= total);
+  if (!out.complete()) out.set_next_page_token(tokens_.Issue(scope, next));
+  return out;
+}
+
+bool JobManager::WaitForChange(const std::string& id, uint64_t* version,
+                               absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::MutexLock lock(&mu_);
+  while (true) {
+    auto it = by_id_.find(id);
+    if (it == by_id_.end()) return true;  // gone
+    const uint64_t v = jobs_[it->second].version;
+    if (v != *version) {
+      *version = v;
+      return true;
+    }
+    if (changed_.WaitWithDeadline(&mu_, deadline)) return false;
+  }
+}
+
+// ---- Cancelling, deleting ----
+
+absl::StatusOr<vin::v1::Job> JobManager::Cancel(const std::string& tenant,
+                                                const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Entry*> found = Find(tenant, id);
+  if (!found.ok()) return found.status();
+  Entry* e = *found;
+  if (jobs::IsTerminal(e->record.state)) return ToJob(*e);
+  runner_->Abandon(e);
+  jobs::JobRecord after = e->record;
+  absl::StatusOr<int64_t> failed =
+      store_->FailPending(after.seq, CancelledFailureBytes(), &after);
+  if (!failed.ok()) return failed.status();
+  items_failed_total_ += *failed;
+  e->record = after;
+  runner_->End(e, jobs::JobState::kCancelled, "cancelled by its caller");
+  return ToJob(*e);
+}
+
+absl::Status JobManager::Delete(const std::string& tenant,
+                                const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Entry*> found = Find(tenant, id);
+  if (!found.ok()) return found.status();
+  Entry* e = *found;
+  if (!jobs::IsTerminal(e->record.state)) {
+    return JobError(
+        domain::ErrorReason::kJobNotEnded,
+        absl::StrCat("job ", id, " is ", jobs::StateName(e->record.state),
+                     "; cancel it before deleting it"));
+  }
+  if (absl::Status s = store_->Drop(e->record.seq); !s.ok()) return s;
+  log_(absl::StrCat("job ", id, " deleted"));
+  by_id_.erase(id);
+  jobs_.erase(e->record.seq);
+  changed_.SignalAll();
+  return absl::OkStatus();
+}
+
+void JobManager::RunOnce() { runner_->RunOnce(); }
+
+void JobManager::NotifyOnce() { notifier_.RunOnce(); }
+
+void JobManager::Stop() {
+  notifier_.Stop();
+  runner_->Stop();
+}
+
+JobManager::Stats JobManager::GetStats() {
+  absl::MutexLock lock(&mu_);
+  Stats s;
+  s.items_done = items_done_total_;
+  s.items_failed = items_failed_total_;
+  s.in_flight = runner_->in_flight();
+  s.notifications_sent = notifier_.sent();
+  s.notifications_failed = notifier_.failed();
+  const absl::Time wall = clock_->WallNow();
+  for (const auto& [seq, e] : jobs_) {
+    const jobs::JobRecord& r = e.record;
+    ++s.jobs_by_state[static_cast<int>(r.state)];
+    if (!jobs::IsTerminal(r.state)) s.items_waiting += r.items_pending();
+    if (r.state == jobs::JobState::kRunning &&
+        r.start_time != absl::InfinitePast()) {
+      s.oldest_running_age =
+          std::max(s.oldest_running_age, wall - r.start_time);
+    }
+  }
+  return s;
+}
+
+// ---- The Job ----
+
+void JobManager::Changed(Entry* e) {
+  ++e->version;
+  changed_.SignalAll();
+  runner_->Wake();
+}
+
+vin::v1::Job JobManager::ToJob(const Entry& e) const {
+  const jobs::JobRecord& r = e.record;
+  vin::v1::Job j;
+  j.set_job_id(r.id);
+  j.mutable_spec()->ParseFromString(r.spec);
+  j.set_state(static_cast<vin::v1::JobState>(r.state));
+  j.set_message(r.message);
+  j.set_items_total(r.items_total);
+  j.set_items_done(r.items_done);
+  j.set_items_failed(r.items_failed);
+  j.set_items_pending(r.items_pending());
+  j.set_tenant(r.tenant);
+  ToTimestamp(r.create_time, j.mutable_create_time());
+  if (r.start_time != absl::InfinitePast()) {
+    ToTimestamp(r.start_time, j.mutable_start_time());
+  }
+  if (r.end_time != absl::InfinitePast()) {
+    ToTimestamp(r.end_time, j.mutable_end_time());
+  }
+  const absl::Time wall = clock_->WallNow();
+  if (r.state == jobs::JobState::kPending) {
+    absl::Time start = std::max(wall, r.not_before);
+    if (r.off_peak) {
+      start = OffPeakStart(options_.peak_hours, start);
+      j.set_held_for_off_peak(options_.peak_hours.Contains(wall));
+    }
+    if (start > wall) ToTimestamp(start, j.mutable_estimated_start());
+  }
+  if (r.state == jobs::JobState::kRunning && r.items_finished() > 0 &&
+      r.start_time != absl::InfinitePast()) {
+    const absl::Duration per_item =
+        (wall - r.start_time) / static_cast<double>(r.items_finished());
+    const absl::Duration left =
+        per_item * static_cast<double>(r.items_pending());
+    j.mutable_estimated_remaining()->set_seconds(absl::ToInt64Seconds(left));
+  }
+  return j;
+}
+
+}  // namespace server

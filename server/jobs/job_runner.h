@@ -1,0 +1,132 @@
+// The runner of bulk jobs (DESIGN rule 20): JobManager's other half. Each
+// turn it commits the outcomes the engine has given since the last one (in
+// one transaction), ends the jobs that have every outcome, starts waiting
+// jobs up to the concurrency (creation order, in turn per tenant, none
+// held: not_before, off-peak), and fills each running job's window from
+// the store.
+//
+// An item whose decode fails for a reason that may pass (vPIC unavailable,
+// the breaker open, the rate, the server overloaded) is not given that
+// failure: it goes back to its job, which pauses for the failure's delay
+// (at least a second) and tries it again; a job outlives an outage as it
+// outlives its connection. Failures that will not pass (an invalid VIN,
+// vPIC's refusal, no snapshot answer) are the item's outcome.
+#ifndef VIN_SERVER_JOBS_JOB_RUNNER_H_
+#define VIN_SERVER_JOBS_JOB_RUNNER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/jobs/job_manager.h"
+
+namespace server {
+
+// A running job's state in this process.
+struct JobRun {
+  vin::v1::JobSpec spec;
+  int64_t cursor = 0;     // the next index to read from the store
+  bool read_out = false;  // the store had no item left from cursor
+  std::deque<jobs::PendingItem> again;  // items to try again
+  int64_t in_flight = 0;
+  absl::Time paused_until = absl::InfinitePast();  // clock Now()
+  std::string pause_reason;
+  // Answers already stored by this run, by the bytes they share, so that
+  // a VIN asked many times stores its answer once (bounded).
+  absl::flat_hash_map<const std::string*, int64_t> answer_keys;
+  std::vector<std::shared_ptr<const engine::DecodeResult>> answers_kept;
+  int64_t next_answer_key = 1;
+};
+
+class JobRunner {
+ public:
+  explicit JobRunner(JobManager* manager) : m_(manager) {}
+  ~JobRunner();
+
+  // Any thread: there is work for the next turn.
+  void Wake();
+  // The runner's thread (JobManager::Mode::kOwnThread), until Stop.
+  void Loop();
+  void RunOnce();
+  void Stop();
+
+  // Under the manager's mu_: the job no longer runs here (its waiters
+  // leave their flights); End gives it its terminal state, saved.
+  void Abandon(JobManager::Entry* e);
+  void End(JobManager::Entry* e, jobs::JobState state, std::string message);
+
+  int64_t in_flight();
+
+ private:
+  struct Completion {
+    int64_t seq = 0;
+    int64_t index = 0;
+    std::shared_ptr<const engine::DecodeResult> result;  // null: failure
+    engine::Failure failure;
+  };
+  // One item's waiter: its terminal event becomes a Completion.
+  class ItemListener final : public engine::DecodeListener {
+   public:
+    ItemListener(JobRunner* runner, int64_t seq, jobs::PendingItem item)
+        : runner_(runner), seq_(seq), item_(std::move(item)) {}
+    void OnQueued(const engine::Queued&) override {}
+    void OnRetrying(const engine::Retrying&) override {}
+    void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
+      runner_->Complete(Completion{seq_, item_.index, std::move(result), {}});
+    }
+    void OnFailed(const engine::Failure& failure) override {
+      runner_->Complete(Completion{seq_, item_.index, nullptr, failure});
+    }
+    engine::CallerInfo Caller() const override;
+    jobs::PendingItem& item() { return item_; }
+    uint64_t waiter = 0;  // the engine's id, once admitted
+
+   private:
+    JobRunner* const runner_;
+    const int64_t seq_;
+    jobs::PendingItem item_;
+  };
+  using ItemKey = std::pair<int64_t, int64_t>;  // (job seq, index)
+
+  void Complete(Completion c);
+  void Turn();
+  void CommitCompletions();
+  void StartJobs();
+  void FillWindows();
+  void Submit(JobManager::Entry* e, jobs::PendingItem item);
+  void FinishJobs();
+  void Expire();
+  void Start(JobManager::Entry* e);
+  bool Held(const jobs::JobRecord& r, absl::Time wall) const;
+  // The next wake-up the turn knows of (a pause or hold ending).
+  absl::Time NextWake();
+  int64_t AnswerKey(JobRun* run, const engine::DecodeResult& result,
+                    std::string* bytes);
+
+  JobManager* const m_;
+  // Waiters of the engine, until their terminal event is taken (under the
+  // manager's mu_).
+  absl::flat_hash_map<ItemKey, std::unique_ptr<ItemListener>> listeners_;
+
+  // listeners_.size(), for Complete to see when every item out has come
+  // back (then the turn need not wait for more).
+  std::atomic<size_t> outstanding_{0};
+
+  absl::Mutex done_mu_;
+  absl::CondVar work_;
+  std::vector<Completion> completions_ ABSL_GUARDED_BY(done_mu_);
+  bool woken_ ABSL_GUARDED_BY(done_mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(done_mu_) = false;
+  bool stopping_ = false;  // under the manager's mu_
+};
+
+}  // namespace server
+
+#endif  // VIN_SERVER_JOBS_JOB_RUNNER_H_

@@ -1,0 +1,440 @@
+#include "jobs/job_store.h"
+
+#include <openssl/rand.h>
+#include <sqlite3.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "disk_cache/sqlite_util.h"
+#include "disk_cache/store_file.h"
+
+namespace jobs {
+namespace {
+
+using disk_cache::BindBytes;
+using disk_cache::BindText;
+using disk_cache::ColumnBytes;
+using disk_cache::Exec;
+using disk_cache::Prepare;
+using disk_cache::ScopedReset;
+using disk_cache::SqliteStatus;
+using disk_cache::Statement;
+
+// "VINj" in the header's application_id.
+constexpr int32_t kApplicationId = 0x56494e6a;
+constexpr int kSchemaVersion = 1;
+
+// Times are Unix nanoseconds, 0 for "not yet" (absl::InfinitePast). An
+// item's `answer` is a key of `answers` (kDone), its `failure` the
+// failure's bytes (kFailed).
+constexpr char kSchemaSql[] =
+    "CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL)"
+    " WITHOUT ROWID;"
+    "CREATE TABLE jobs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,"
+    " tenant TEXT NOT NULL, idempotency_key TEXT NOT NULL,"
+    " spec BLOB NOT NULL, state INTEGER NOT NULL, message TEXT NOT NULL,"
+    " items_total INTEGER NOT NULL, items_done INTEGER NOT NULL,"
+    " items_failed INTEGER NOT NULL, create_time INTEGER NOT NULL,"
+    " start_time INTEGER NOT NULL, end_time INTEGER NOT NULL,"
+    " not_before INTEGER NOT NULL, off_peak INTEGER NOT NULL,"
+    " bytes INTEGER NOT NULL, notify INTEGER NOT NULL);"
+    "CREATE TABLE items (job INTEGER NOT NULL, idx INTEGER NOT NULL,"
+    " request BLOB NOT NULL, outcome INTEGER NOT NULL DEFAULT 0,"
+    " answer INTEGER NOT NULL DEFAULT 0, failure BLOB,"
+    " PRIMARY KEY (job, idx)) WITHOUT ROWID;"
+    "CREATE TABLE answers (job INTEGER NOT NULL, key INTEGER NOT NULL,"
+    " bytes BLOB NOT NULL, PRIMARY KEY (job, key)) WITHOUT ROWID;";
+
+constexpr char kSchemaProbe[] =
+    "SELECT j.seq, j.id, j.tenant, j.idempotency_key, j.spec, j.state,"
+    " j.message, j.items_total, j.items_done, j.items_failed, j.create_time,"
+    " j.start_time, j.end_time, j.not_before, j.off_peak, j.bytes, j.notify,"
+    " i.idx, i.request, i.outcome, i.answer, i.failure, a.key, a.bytes,"
+    " m.name, m.value FROM jobs j, items i, answers a, meta m LIMIT 0";
+
+const disk_cache::StoreFormat kJobFormat = {
+    "job store", kApplicationId, kSchemaVersion, kSchemaVersion,
+    kSchemaSql,  kSchemaProbe,   nullptr};
+
+constexpr char kJobColumns[] =
+    "seq, id, tenant, idempotency_key, spec, state, message, items_total,"
+    " items_done, items_failed, create_time, start_time, end_time,"
+    " not_before, off_peak, bytes, notify";
+
+int64_t Nanos(absl::Time t) {
+  return t == absl::InfinitePast() ? 0 : absl::ToUnixNanos(t);
+}
+absl::Time FromNanos(int64_t ns) {
+  return ns == 0 ? absl::InfinitePast() : absl::FromUnixNanos(ns);
+}
+
+std::string Text(sqlite3_stmt* s, int col) {
+  return std::string(ColumnBytes(s, col));
+}
+
+JobRecord RecordAt(sqlite3_stmt* s) {
+  JobRecord j;
+  j.seq = sqlite3_column_int64(s, 0);
+  j.id = Text(s, 1);
+  j.tenant = Text(s, 2);
+  j.idempotency_key = Text(s, 3);
+  j.spec = Text(s, 4);
+  j.state = static_cast<JobState>(sqlite3_column_int(s, 5));
+  j.message = Text(s, 6);
+  j.items_total = sqlite3_column_int64(s, 7);
+  j.items_done = sqlite3_column_int64(s, 8);
+  j.items_failed = sqlite3_column_int64(s, 9);
+  j.create_time = FromNanos(sqlite3_column_int64(s, 10));
+  j.start_time = FromNanos(sqlite3_column_int64(s, 11));
+  j.end_time = FromNanos(sqlite3_column_int64(s, 12));
+  j.not_before = FromNanos(sqlite3_column_int64(s, 13));
+  j.off_peak = sqlite3_column_int(s, 14) != 0;
+  j.bytes = sqlite3_column_int64(s, 15);
+  j.notify = static_cast<NotifyState>(sqlite3_column_int(s, 16));
+  return j;
+}
+
+// Binds `j` to the 17 parameters of kJobColumns' order.
+void BindRecord(sqlite3_stmt* s, const JobRecord& j) {
+  sqlite3_bind_int64(s, 1, j.seq);
+  BindText(s, 2, j.id);
+  BindText(s, 3, j.tenant);
+  BindText(s, 4, j.idempotency_key);
+  BindBytes(s, 5, j.spec);
+  sqlite3_bind_int(s, 6, static_cast<int>(j.state));
+  BindText(s, 7, j.message);
+  sqlite3_bind_int64(s, 8, j.items_total);
+  sqlite3_bind_int64(s, 9, j.items_done);
+  sqlite3_bind_int64(s, 10, j.items_failed);
+  sqlite3_bind_int64(s, 11, Nanos(j.create_time));
+  sqlite3_bind_int64(s, 12, Nanos(j.start_time));
+  sqlite3_bind_int64(s, 13, Nanos(j.end_time));
+  sqlite3_bind_int64(s, 14, Nanos(j.not_before));
+  sqlite3_bind_int(s, 15, j.off_peak ? 1 : 0);
+  sqlite3_bind_int64(s, 16, j.bytes);
+  sqlite3_bind_int(s, 17, static_cast<int>(j.notify));
+}
+
+}  // namespace
+
+const char* StateName(JobState s) {
+  switch (s) {
+    case JobState::kStaging:
+      return "staging";
+    case JobState::kPending:
+      return "pending";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kSucceeded:
+      return "succeeded";
+    case JobState::kCancelled:
+      return "cancelled";
+    case JobState::kFailed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+// The connection and its prepared statements.
+struct JobStore::Sqlite {
+  disk_cache::Connection conn;
+  Statement save, add_item, pending, results, finish, answer, fail_pending,
+      max_answer;
+  sqlite3* db() { return conn.get(); }
+
+  absl::Status PrepareAll() {
+    struct {
+      Statement* stmt;
+      std::string sql;
+    } all[] = {
+        {&save, absl::StrCat("INSERT OR REPLACE INTO jobs (", kJobColumns,
+                             ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+                             " ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)")},
+        {&add_item,
+         "INSERT INTO items (job, idx, request) VALUES (?1, ?2, ?3)"},
+        {&pending,
+         "SELECT idx, request FROM items WHERE job = ?1 AND idx >= ?2 AND"
+         " outcome = 0 ORDER BY idx LIMIT ?3"},
+        {&results,
+         "SELECT i.idx, i.request, i.outcome, CASE i.outcome WHEN 1 THEN"
+         " a.bytes ELSE i.failure END FROM items i LEFT JOIN answers a ON"
+         " a.job = i.job AND a.key = i.answer WHERE i.job = ?1 AND"
+         " i.idx >= ?2 ORDER BY i.idx LIMIT ?3"},
+        {&finish,
+         "UPDATE items SET outcome = ?3, answer = ?4, failure = ?5 WHERE"
+         " job = ?1 AND idx = ?2 AND outcome = 0"},
+        {&answer,
+         "INSERT OR IGNORE INTO answers (job, key, bytes) VALUES (?1, ?2, ?3)"},
+        {&fail_pending,
+         "UPDATE items SET outcome = 2, failure = ?2 WHERE job = ?1 AND"
+         " outcome = 0"},
+        {&max_answer, "SELECT ifnull(max(key), 0) FROM answers WHERE job = ?1"},
+    };
+    for (auto& p : all) {
+      absl::StatusOr<Statement> s = Prepare(db(), p.sql.c_str());
+      if (!s.ok()) return s.status();
+      *p.stmt = std::move(*s);
+    }
+    return absl::OkStatus();
+  }
+
+  // Runs `body` in a write transaction: all of it, or nothing.
+  absl::Status Transaction(const std::function<absl::Status()>& body) {
+    absl::Status s = Exec(db(), "BEGIN IMMEDIATE");
+    if (!s.ok()) return s;
+    s = body();
+    if (s.ok()) s = Exec(db(), "COMMIT");
+    if (!s.ok()) Exec(db(), "ROLLBACK").IgnoreError();
+    return s;
+  }
+
+  absl::Status Step(sqlite3_stmt* stmt, const char* what) {
+    const int rc = sqlite3_step(stmt);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+      return SqliteStatus(db(), rc, what);
+    }
+    return absl::OkStatus();
+  }
+};
+
+JobStore::JobStore(std::unique_ptr<Sqlite> db, std::string secret)
+    : db_(std::move(db)), secret_(std::move(secret)) {}
+
+JobStore::~JobStore() = default;
+
+absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(
+    const std::string& path, const Warn& warn, absl::Time now) {
+  absl::StatusOr<disk_cache::Connection> conn =
+      disk_cache::OpenStoreFile(path, kJobFormat, warn, now);
+  if (!conn.ok()) return conn.status();
+  auto db = std::make_unique<Sqlite>();
+  db->conn = std::move(*conn);
+  auto failed = [&path](const absl::Status& s) {
+    return absl::Status(s.code(),
+                        absl::StrCat("job store ", path, ": ", s.message()));
+  };
+  // An acknowledged job, and a committed outcome, survive a crash of the
+  // machine too.
+  absl::Status s = Exec(db->db(), "PRAGMA synchronous=FULL");
+  if (s.ok()) s = db->PrepareAll();
+  // Uploads that never finished were never acknowledged.
+  if (s.ok()) {
+    s = db->Transaction([&db]() {
+      return Exec(db->db(),
+                  "DELETE FROM items WHERE job IN (SELECT seq FROM jobs WHERE"
+                  " state = 0); DELETE FROM answers WHERE job IN (SELECT seq"
+                  " FROM jobs WHERE state = 0); DELETE FROM jobs WHERE"
+                  " state = 0;");
+    });
+  }
+  if (!s.ok()) return failed(s);
+  absl::StatusOr<std::string> secret =
+      disk_cache::QueryText(db->db(),
+                            "SELECT ifnull((SELECT value FROM meta WHERE"
+                            " name = 'token_secret'), '')");
+  if (!secret.ok()) return failed(secret.status());
+  if (secret->size() != 32) {
+    std::string fresh(32, '\0');
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(&fresh[0]), 32) != 1) {
+      return absl::InternalError("job store: no random bytes for its secret");
+    }
+    absl::StatusOr<Statement> put =
+        Prepare(db->db(),
+                "INSERT OR REPLACE INTO meta (name, value) VALUES"
+                " ('token_secret', ?1)");
+    if (!put.ok()) return failed(put.status());
+    BindBytes(put->get(), 1, fresh);
+    s = db->Step(put->get(), "store the token secret");
+    if (!s.ok()) return failed(s);
+    *secret = std::move(fresh);
+  }
+  return std::unique_ptr<JobStore>(
+      new JobStore(std::move(db), std::move(*secret)));
+}
+
+absl::StatusOr<std::vector<JobRecord>> JobStore::LoadJobs() {
+  absl::MutexLock lock(&mu_);
+  const std::string sql = absl::StrCat("SELECT ", kJobColumns,
+                                       " FROM jobs WHERE state != 0"
+                                       " ORDER BY seq");
+  absl::StatusOr<Statement> stmt = Prepare(db_->db(), sql.c_str());
+  if (!stmt.ok()) return stmt.status();
+  std::vector<JobRecord> out;
+  int rc;
+  while ((rc = sqlite3_step(stmt->get())) == SQLITE_ROW) {
+    out.push_back(RecordAt(stmt->get()));
+  }
+  if (rc != SQLITE_DONE) return SqliteStatus(db_->db(), rc, "read the jobs");
+  return out;
+}
+
+absl::Status JobStore::SaveLocked(const JobRecord& job) {
+  sqlite3_stmt* s = db_->save.get();
+  ScopedReset reset(s);
+  BindRecord(s, job);
+  return db_->Step(s, "save a job");
+}
+
+absl::Status JobStore::BeginJob(JobRecord* job) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<int64_t> next = disk_cache::QueryInt(
+      db_->db(), "SELECT ifnull(max(seq), 0) + 1 FROM jobs");
+  if (!next.ok()) return next.status();
+  job->seq = *next;
+  job->state = JobState::kStaging;
+  return SaveLocked(*job);
+}
+
+absl::Status JobStore::AddItems(int64_t seq, int64_t first_index,
+                                const std::vector<std::string>& requests) {
+  absl::MutexLock lock(&mu_);
+  return db_->Transaction([&]() -> absl::Status {
+    sqlite3_stmt* s = db_->add_item.get();
+    for (size_t i = 0; i < requests.size(); ++i) {
+      ScopedReset reset(s);
+      sqlite3_bind_int64(s, 1, seq);
+      sqlite3_bind_int64(s, 2, first_index + static_cast<int64_t>(i));
+      BindBytes(s, 3, requests[i]);
+      absl::Status st = db_->Step(s, "store an item");
+      if (!st.ok()) return st;
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status JobStore::Publish(const JobRecord& job) {
+  absl::MutexLock lock(&mu_);
+  return SaveLocked(job);
+}
+
+absl::Status JobStore::Drop(int64_t seq) {
+  absl::MutexLock lock(&mu_);
+  return db_->Transaction([&]() -> absl::Status {
+    for (const char* sql : {"DELETE FROM items WHERE job = ?1",
+                            "DELETE FROM answers WHERE job = ?1",
+                            "DELETE FROM jobs WHERE seq = ?1"}) {
+      absl::StatusOr<Statement> s = Prepare(db_->db(), sql);
+      if (!s.ok()) return s.status();
+      sqlite3_bind_int64(s->get(), 1, seq);
+      absl::Status st = db_->Step(s->get(), "remove a job");
+      if (!st.ok()) return st;
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::vector<PendingItem>> JobStore::Pending(int64_t seq,
+                                                           int64_t from_index,
+                                                           int limit) {
+  absl::MutexLock lock(&mu_);
+  sqlite3_stmt* s = db_->pending.get();
+  ScopedReset reset(s);
+  sqlite3_bind_int64(s, 1, seq);
+  sqlite3_bind_int64(s, 2, from_index);
+  sqlite3_bind_int(s, 3, limit);
+  std::vector<PendingItem> out;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    out.push_back(PendingItem{sqlite3_column_int64(s, 0), Text(s, 1)});
+  }
+  if (rc != SQLITE_DONE) return SqliteStatus(db_->db(), rc, "read items");
+  return out;
+}
+
+absl::StatusOr<int64_t> JobStore::MaxAnswerKey(int64_t seq) {
+  absl::MutexLock lock(&mu_);
+  sqlite3_stmt* s = db_->max_answer.get();
+  ScopedReset reset(s);
+  sqlite3_bind_int64(s, 1, seq);
+  const int rc = sqlite3_step(s);
+  if (rc != SQLITE_ROW) return SqliteStatus(db_->db(), rc, "read answers");
+  return sqlite3_column_int64(s, 0);
+}
+
+absl::Status JobStore::Commit(const std::vector<Finish>& finishes,
+                              const std::vector<JobRecord>& jobs) {
+  absl::MutexLock lock(&mu_);
+  return db_->Transaction([&]() -> absl::Status {
+    for (const Finish& f : finishes) {
+      if (f.outcome == Outcome::kDone && !f.answer.empty()) {
+        sqlite3_stmt* a = db_->answer.get();
+        ScopedReset reset(a);
+        sqlite3_bind_int64(a, 1, f.seq);
+        sqlite3_bind_int64(a, 2, f.answer_key);
+        BindBytes(a, 3, f.answer);
+        absl::Status st = db_->Step(a, "store an answer");
+        if (!st.ok()) return st;
+      }
+      sqlite3_stmt* s = db_->finish.get();
+      ScopedReset reset(s);
+      sqlite3_bind_int64(s, 1, f.seq);
+      sqlite3_bind_int64(s, 2, f.index);
+      sqlite3_bind_int(s, 3, static_cast<int>(f.outcome));
+      sqlite3_bind_int64(s, 4, f.answer_key);
+      if (f.outcome == Outcome::kFailed) {
+        BindBytes(s, 5, f.failure);
+      } else {
+        sqlite3_bind_null(s, 5);
+      }
+      absl::Status st = db_->Step(s, "store an outcome");
+      if (!st.ok()) return st;
+    }
+    for (const JobRecord& j : jobs) {
+      absl::Status st = SaveLocked(j);
+      if (!st.ok()) return st;
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<int64_t> JobStore::FailPending(int64_t seq,
+                                              absl::string_view failure,
+                                              JobRecord* job) {
+  absl::MutexLock lock(&mu_);
+  int64_t failed = 0;
+  absl::Status st = db_->Transaction([&]() -> absl::Status {
+    sqlite3_stmt* s = db_->fail_pending.get();
+    ScopedReset reset(s);
+    sqlite3_bind_int64(s, 1, seq);
+    BindBytes(s, 2, failure);
+    absl::Status step = db_->Step(s, "fail the items left");
+    if (!step.ok()) return step;
+    failed = sqlite3_changes64(db_->db());
+    job->items_failed += failed;
+    job->bytes += failed * static_cast<int64_t>(failure.size());
+    return SaveLocked(*job);
+  });
+  if (!st.ok()) return st;
+  return failed;
+}
+
+absl::StatusOr<std::vector<StoredResult>> JobStore::Results(int64_t seq,
+                                                            int64_t from_index,
+                                                            int limit) {
+  absl::MutexLock lock(&mu_);
+  sqlite3_stmt* s = db_->results.get();
+  ScopedReset reset(s);
+  sqlite3_bind_int64(s, 1, seq);
+  sqlite3_bind_int64(s, 2, from_index);
+  sqlite3_bind_int(s, 3, limit);
+  std::vector<StoredResult> out;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    const auto outcome = static_cast<Outcome>(sqlite3_column_int(s, 2));
+    if (outcome == Outcome::kPending) return out;
+    out.push_back(StoredResult{sqlite3_column_int64(s, 0), Text(s, 1), outcome,
+                               Text(s, 3)});
+  }
+  if (rc != SQLITE_DONE) return SqliteStatus(db_->db(), rc, "read results");
+  return out;
+}
+
+int64_t JobStore::TotalBytes() {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<int64_t> n =
+      disk_cache::QueryInt(db_->db(), "SELECT ifnull(sum(bytes), 0) FROM jobs");
+  return n.ok() ? *n : 0;
+}
+
+}  // namespace jobs

@@ -1,0 +1,101 @@
+// `vinctl job` against the real vin-server (DESIGN rule 20): a feed
+// submitted as a job and fetched is the file `vinctl batch` writes for the
+// same feed (the input's columns first, input order), failures and rows
+// that cannot be sent included.
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "fake_vpic/fake_vpic.h"
+#include "gtest/gtest.h"
+#include "testing/real_server.h"
+#include "testing/subprocess.h"
+#include "testing/temp_dir.h"
+#include "testing/vin_gen.h"
+
+namespace {
+
+struct VinctlRun {
+  absl::optional<int> exit;
+  std::vector<std::string> lines;  // stdout and stderr
+};
+
+VinctlRun Vinctl(std::vector<std::string> args) {
+  args.insert(args.begin(), VINCTL_BIN);
+  testing_util::Subprocess p;
+  VinctlRun run;
+  if (!p.Start(args)) {
+    ADD_FAILURE() << "cannot start " << VINCTL_BIN;
+    return run;
+  }
+  run.exit = p.Wait(absl::Seconds(60));
+  run.lines = p.LinesAtEnd(absl::Seconds(10));
+  return run;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(VinctlJob, FetchWritesTheFileBatchWritesForTheSameFeed) {
+  auto fake = fakevpic::FakeVpic::Start();
+  ASSERT_TRUE(fake.ok()) << fake.status();
+  testing_util::TempDir dir("vin-vinctl-job");
+  testing_util::RealServer server;
+  // No cache: the job's answers are live, as the batch's are.
+  ASSERT_TRUE(server.Start({"--vpic_base_url=" + (*fake)->base_url(),
+                            "--job_path=" + dir.File("jobs.db"),
+                            "--cache_capacity=0"}));
+  const std::string addr = absl::StrCat("--server=127.0.0.1:", server.port());
+  {
+    std::ofstream feed(dir.File("feed.csv"));
+    feed << "stock,VIN,note\n";
+    for (int i = 0; i < 1500; ++i) {
+      feed << "S" << i << "," << testing_util::ValidVin(i) << ",\"a, b\"\n";
+    }
+    feed << "S-bad,1HGCM82633A00435X,check digit\n";
+    feed << "S-extra,1HGCM82633A004352,x,y,z\n";  // a row that is not sent
+    feed << "S-last," << testing_util::ValidVin(7) << ",repeat\n";
+  }
+  const VinctlRun batch = Vinctl({"batch", addr, "--in=" + dir.File("feed.csv"),
+                                  "--out=" + dir.File("batch.csv")});
+  ASSERT_EQ(batch.exit, 1) << absl::StrJoin(batch.lines, "\n");  // 2 failed
+
+  const VinctlRun submit = Vinctl(
+      {"job", "submit", addr, "--in=" + dir.File("feed.csv"), "--name=feed"});
+  ASSERT_EQ(submit.exit, 0) << absl::StrJoin(submit.lines, "\n");
+  ASSERT_EQ(submit.lines.size(), 1u);
+  const std::string id(absl::StripAsciiWhitespace(submit.lines[0]));
+  ASSERT_EQ(id.size(), 32u) << id;
+
+  const VinctlRun fetch =
+      Vinctl({"job", "fetch", id, addr, "--in=" + dir.File("feed.csv"),
+              "--out=" + dir.File("job.csv")});
+  ASSERT_EQ(fetch.exit, 1) << absl::StrJoin(fetch.lines, "\n");
+  const std::string want = Slurp(dir.File("batch.csv"));
+  EXPECT_GT(want.size(), 1500u * 50);
+  EXPECT_EQ(Slurp(dir.File("job.csv")), want);
+  EXPECT_FALSE(std::ifstream(dir.File("job.csv.fetch")).good());
+
+  const VinctlRun status = Vinctl({"job", "status", id, addr});
+  ASSERT_EQ(status.exit, 0);
+  ASSERT_FALSE(status.lines.empty());
+  EXPECT_TRUE(
+      absl::StrContains(status.lines[0], "succeeded 1501/1503 done, 2 failed"))
+      << status.lines[0];
+  const VinctlRun list = Vinctl({"job", "list", addr});
+  ASSERT_EQ(list.exit, 0);
+  ASSERT_EQ(list.lines.size(), 1u);
+  EXPECT_TRUE(absl::StartsWith(list.lines[0], id));
+  EXPECT_EQ(Vinctl({"job", "delete", id, addr}).exit, 0);
+  const VinctlRun gone = Vinctl({"job", "status", id, addr});
+  EXPECT_EQ(gone.exit, 2);
+  EXPECT_TRUE(absl::StrContains(absl::StrJoin(gone.lines, "\n"), "no job"));
+}
+
+}  // namespace
