@@ -20,8 +20,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/optional.h"
-#include "client/feed.h"
 #include "domain/failure.h"
+#include "feed/feed.h"
 
 namespace vinctl {
 namespace {
@@ -47,8 +47,8 @@ std::string CodeName(grpc::StatusCode code) {
 // at the head of the order, serialised by out_mu_.
 class BatchRun {
  public:
-  BatchRun(const BatchOptions& options, FeedReader* feed, ResultWriter* writer,
-           std::ostream* progress)
+  BatchRun(const BatchOptions& options, feed::FeedReader* feed,
+           feed::ResultWriter* writer, std::ostream* progress)
       : options_(options), feed_(feed), writer_(writer), progress_(progress) {}
 
   absl::StatusOr<BatchSummary> Run(
@@ -57,7 +57,7 @@ class BatchRun {
  private:
   struct Slot {
     std::vector<std::string> fields;
-    absl::optional<Outcome> outcome;
+    absl::optional<feed::Outcome> outcome;
   };
 
   // Reads a record, waits for room in the window, sends it; again until the
@@ -68,9 +68,9 @@ class BatchRun {
   void ReadEvents(Stream* stream);
   // Returns whether the event finished its item.
   bool HandleEvent(const DecodeBatchResponse& event) ABSL_LOCKS_EXCLUDED(mu_);
-  void NoteUnreachable(const Outcome& outcome)
+  void NoteUnreachable(const feed::Outcome& outcome)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Complete(int64_t index, Outcome outcome)
+  void Complete(int64_t index, feed::Outcome outcome)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes out the finished records at the head of the order.
   void Flush() ABSL_LOCKS_EXCLUDED(out_mu_, mu_);
@@ -83,8 +83,8 @@ class BatchRun {
   }
 
   const BatchOptions options_;
-  FeedReader* const feed_;      // calling thread only
-  ResultWriter* const writer_;  // guarded by out_mu_ once threads run
+  feed::FeedReader* const feed_;      // calling thread only
+  feed::ResultWriter* const writer_;  // guarded by out_mu_ once threads run
   std::ostream* const progress_;
   grpc::ClientContext context_;
   absl::Time start_;
@@ -166,7 +166,7 @@ absl::StatusOr<BatchSummary> BatchRun::Run(
     for (int64_t i = next_to_write_; i < records_; ++i) {
       auto it = slots_.find(i);
       if (it != slots_.end() && !it->second.outcome.has_value()) {
-        Complete(i, Outcome::ClientFailure("STREAM_ENDED", message));
+        Complete(i, feed::Outcome::ClientFailure("STREAM_ENDED", message));
       }
     }
   }
@@ -206,7 +206,7 @@ absl::Status BatchRun::SendRecords(Stream* stream) {
     auto next = feed_->Next();
     if (!next.ok()) return next.status();
     if (!next->has_value()) return absl::OkStatus();
-    FeedRecord record = **std::move(next);
+    feed::FeedRecord record = **std::move(next);
     const bool send = record.problem.empty();
     {
       absl::MutexLock lock(&mu_);
@@ -215,7 +215,7 @@ absl::Status BatchRun::SendRecords(Stream* stream) {
       slots_[record.index].fields = std::move(record.fields);
       if (!send) {
         Complete(record.index,
-                 Outcome::ClientFailure("BAD_ROW", record.problem));
+                 feed::Outcome::ClientFailure("BAD_ROW", record.problem));
       }
     }
     if (!send) {
@@ -269,17 +269,17 @@ bool BatchRun::HandleEvent(const DecodeBatchResponse& event) {
       retrying_.insert(index);
       return false;
     case DecodeBatchResponse::kDone:
-      Complete(index, Outcome::Done(event.done().result()));
+      Complete(index, feed::Outcome::Done(event.done().result()));
       return true;
     case DecodeBatchResponse::kFailed:
-      Complete(index, Outcome::Failed(event.failed()));
+      Complete(index, feed::Outcome::Failed(event.failed()));
       return true;
     default:  // an event this client does not know
       return false;
   }
 }
 
-void BatchRun::Complete(int64_t index, Outcome outcome) {
+void BatchRun::Complete(int64_t index, feed::Outcome outcome) {
   retrying_.erase(index);
   waiting_for_rate_.erase(index);
   NoteUnreachable(outcome);
@@ -294,7 +294,7 @@ void BatchRun::Complete(int64_t index, Outcome outcome) {
 
 // Whether the server says vPIC is unreachable: the latest answer that
 // tells either way decides (a live vPIC answer says it is reachable).
-void BatchRun::NoteUnreachable(const Outcome& outcome) {
+void BatchRun::NoteUnreachable(const feed::Outcome& outcome) {
   std::string since;
   if (!outcome.done) {
     // The reason and the time, never the message's words.
@@ -382,9 +382,9 @@ absl::StatusOr<BatchSummary> RunBatch(
   if (options.window < 1) {
     return absl::InvalidArgumentError("the window must be at least 1");
   }
-  auto feed = FeedReader::Open(&in);
+  auto feed = feed::FeedReader::Open(&in);
   if (!feed.ok()) return feed.status();
-  ResultWriter writer(options.format, (*feed)->columns(), &out);
+  feed::ResultWriter writer(options.format, (*feed)->columns(), &out);
   BatchRun run(options, feed->get(), &writer, &progress);
   return run.Run(stub);
 }

@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/progress.h"
-#include "client/result_writer.h"
+#include "feed/result_writer.h"
 #include "vin/v1/vin.grpc.pb.h"
 
 namespace vinctl {
@@ -26,7 +26,7 @@ inline constexpr int kExitItemsFailed = 1;  // at least one item failed
 inline constexpr int kExitError = 2;        // usage, I/O, connection, stream
 
 struct BatchOptions {
-  OutputFormat format = OutputFormat::kCsv;
+  feed::OutputFormat format = feed::OutputFormat::kCsv;
   int32_t model_year = 0;         // sent with every item; 0 = no hint
   bool warn_check_digit = false;  // CHECK_DIGIT_POLICY_WARN for every item
   // Rule 17: every item's priority (unspecified: the server's, bulk), and

@@ -202,9 +202,9 @@ CLI::App* AddBatch(CLI::App* app, CommandLine* command_line) {
           [options](const std::string& text) {
             const std::string format = absl::AsciiStrToLower(text);
             if (format == "csv") {
-              options->format = OutputFormat::kCsv;
+              options->format = feed::OutputFormat::kCsv;
             } else if (format == "ndjson") {
-              options->format = OutputFormat::kNdjson;
+              options->format = feed::OutputFormat::kNdjson;
             } else {
               Invalid(absl::StrCat("--format must be csv or ndjson, got '",
                                    text, "'"));

@@ -14,7 +14,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "client/batch.h"
-#include "client/feed.h"
+#include "feed/feed.h"
 
 namespace vinctl {
 namespace {
@@ -45,8 +45,8 @@ bool Ended(const Job& j) { return j.state() >= vin::v1::JOB_STATE_SUCCEEDED; }
 class Input {
  public:
   // The feed's reader, or null after saying why on `err`.
-  std::unique_ptr<FeedReader> OpenFeed(const std::string& path,
-                                       std::ostream& err) {
+  std::unique_ptr<feed::FeedReader> OpenFeed(const std::string& path,
+                                             std::ostream& err) {
     if (path != "-") {
       file_.open(path, std::ios::binary);
       if (!file_) {
@@ -54,7 +54,7 @@ class Input {
         return nullptr;
       }
     }
-    auto feed = FeedReader::Open(file_.is_open() ? &file_ : &std::cin);
+    auto feed = feed::FeedReader::Open(file_.is_open() ? &file_ : &std::cin);
     if (!feed.ok()) {
       err << "vinctl: " << feed.status().message() << std::endl;
       return nullptr;
@@ -69,7 +69,7 @@ class Input {
 int Submit(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
            std::ostream& out, std::ostream& err) {
   Input input;
-  std::unique_ptr<FeedReader> feed = input.OpenFeed(o.in, err);
+  std::unique_ptr<feed::FeedReader> feed = input.OpenFeed(o.in, err);
   if (feed == nullptr) return kExitError;
   vin::v1::CreateJobRequest spec;
   vin::v1::JobSpec* s = spec.mutable_spec();
@@ -181,7 +181,7 @@ bool AwaitChange(const JobOptions& o,
 int Fetch(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
           std::ostream& out, std::ostream& err) {
   Input input;
-  std::unique_ptr<FeedReader> feed = input.OpenFeed(o.in, err);
+  std::unique_ptr<feed::FeedReader> feed = input.OpenFeed(o.in, err);
   if (feed == nullptr) return kExitError;
   const std::string state_path = o.out == "-" ? "" : o.out + ".fetch";
   FetchState state;
@@ -199,11 +199,11 @@ int Fetch(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
     }
     sink = &file;
   }
-  ResultWriter writer(o.format, feed->columns(), sink);
+  feed::ResultWriter writer(o.format, feed->columns(), sink);
   if (state.written == 0 && !writer.WriteHeader().ok()) return kExitError;
   int64_t failed = 0;
   int64_t record = 0;  // records of the input read
-  auto next_record = [&]() -> absl::StatusOr<absl::optional<FeedRecord>> {
+  auto next_record = [&]() -> absl::StatusOr<absl::optional<feed::FeedRecord>> {
     ++record;
     return feed->Next();
   };
@@ -229,10 +229,11 @@ int Fetch(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
             << std::endl;
         return kExitError;
       }
-      Outcome outcome = !(*rec)->problem.empty()
-                            ? Outcome::ClientFailure("BAD_ROW", (*rec)->problem)
-                        : r.has_result() ? Outcome::Done(r.result())
-                                         : Outcome::Failed(r.failure());
+      feed::Outcome outcome =
+          !(*rec)->problem.empty()
+              ? feed::Outcome::ClientFailure("BAD_ROW", (*rec)->problem)
+          : r.has_result() ? feed::Outcome::Done(r.result())
+                           : feed::Outcome::Failed(r.failure());
       failed += outcome.done ? 0 : 1;
       if (!writer.Write(r.index(), (*rec)->fields, outcome).ok()) {
         return kExitError;

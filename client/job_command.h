@@ -12,7 +12,7 @@
 #include <ostream>
 #include <string>
 
-#include "client/result_writer.h"
+#include "feed/result_writer.h"
 #include "vin/v1/jobs.grpc.pb.h"
 
 namespace vinctl {
@@ -33,7 +33,7 @@ struct JobOptions {
   int32_t model_year = 0;
   bool warn_check_digit = false;
   // fetch: as vinctl batch's --format.
-  OutputFormat format = OutputFormat::kCsv;
+  feed::OutputFormat format = feed::OutputFormat::kCsv;
   std::string tenant;  // the x-vin-tenant header ("" none)
 };
 

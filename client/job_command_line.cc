@@ -101,9 +101,9 @@ CLI::App* AddJob(CLI::App* app, CommandLine* command_line) {
           [&o](const std::string& text) {
             const std::string f = absl::AsciiStrToLower(text);
             if (f == "csv") {
-              o.format = OutputFormat::kCsv;
+              o.format = feed::OutputFormat::kCsv;
             } else if (f == "ndjson") {
-              o.format = OutputFormat::kNdjson;
+              o.format = feed::OutputFormat::kNdjson;
             } else {
               Invalid(absl::StrCat("--format must be csv or ndjson, got '",
                                    text, "'"));

@@ -28,9 +28,10 @@ set(VIN_LAYERS
   "fleet: engine_api upstream loop domain util | vin vpic coalesce retry clocks"
   "server_common: engine engine_api domain vin util | vpic loop upstream retry coalesce snapshot metrics disk_cache clocks"
   "server_jobs: server_common engine engine_api jobs domain upstream clocks retry | vin util vpic loop coalesce snapshot metrics disk_cache"
-  "server_http: server_jobs server_common engine engine_api domain vin util metrics | jobs vpic loop upstream retry coalesce snapshot disk_cache clocks"
-  "server: server_http server_jobs server_common engine_api engine fleet snapshot metrics vin util disk_cache domain upstream | jobs vpic loop coalesce retry clocks"
-  "client: domain util"
+  "server_http: server_jobs server_common engine engine_api domain vin util metrics feed | jobs vpic loop upstream retry coalesce snapshot disk_cache clocks"
+  "server: server_http server_jobs server_common engine_api engine fleet snapshot metrics vin util disk_cache domain upstream | feed jobs vpic loop coalesce retry clocks"
+  "feed:"
+  "client: domain util feed"
 )
 
 # One header of each module: what a test file includes to reach it.
@@ -54,7 +55,8 @@ set(VIN_LAYER_HEADER_server_common server/common/tenant.h)
 set(VIN_LAYER_HEADER_server_jobs server/jobs/job_mapping.h)
 set(VIN_LAYER_HEADER_server_http server/http/routes.h)
 set(VIN_LAYER_HEADER_server server/call_deadline.h)
-set(VIN_LAYER_HEADER_client client/csv.h)
+set(VIN_LAYER_HEADER_feed feed/csv.h)
+set(VIN_LAYER_HEADER_client client/credentials.h)
 
 # vin_layer_object(target module file content): an object library, built
 # only when asked, compiling `file` (written under build/layers/) where the

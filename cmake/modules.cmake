@@ -59,6 +59,10 @@ vin_module(util PUBLIC absl::status absl::statusor absl::strings)
 vin_module(disk_cache PUBLIC vin_clocks absl::status absl::statusor absl::strings
   absl::time absl::optional absl::synchronization absl::flat_hash_set
   PRIVATE vin_util SQLite::SQLite3 ZLIB::ZLIB Threads::Threads)
+# Feeds as vinctl reads and writes them (CSV, plain lists, the result
+# columns): vinctl's batch and job commands, and the gateway's CSV jobs.
+vin_module(feed PUBLIC vin_proto absl::status absl::statusor absl::strings
+  absl::optional PRIVATE nlohmann_json::nlohmann_json)
 # Rule 20's job store: SQLite through the disk cache's store file code.
 vin_module(jobs PUBLIC absl::status absl::statusor absl::strings
   absl::time absl::synchronization

@@ -5,13 +5,13 @@
 #include <sstream>
 #include <string>
 
-#include "client/csv.h"
-#include "client/feed.h"
+#include "feed/csv.h"
+#include "feed/feed.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   std::istringstream in(text);
-  auto reader = vinctl::FeedReader::Open(&in);
+  auto reader = feed::FeedReader::Open(&in);
   if (reader.ok()) {
     for (int i = 0; i < 100000; ++i) {
       auto next = (*reader)->Next();
@@ -19,9 +19,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if ((**next).fields.size() < (*reader)->columns().size()) __builtin_trap();
     }
   }
-  auto fields = vinctl::ParseCsvRecord(text);
+  auto fields = feed::ParseCsvRecord(text);
   if (fields.ok()) {
-    auto again = vinctl::ParseCsvRecord(vinctl::FormatCsvRecord(*fields));
+    auto again = feed::ParseCsvRecord(feed::FormatCsvRecord(*fields));
     if (!again.ok() || *again != *fields) __builtin_trap();
   }
   return 0;

@@ -2,13 +2,18 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <sstream>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "feed/csv.h"
+#include "feed/feed.h"
+#include "feed/result_writer.h"
 #include "server/http/http_status.h"
 #include "server/jobs/job_manager.h"
 #include "server/jobs/job_mapping.h"
@@ -157,33 +162,81 @@ void ApiJobs::Create(JobManager* jobs) {
   if (!spec.ok()) return Fail(spec.status());
   std::unique_ptr<JobManager::Upload> upload = jobs->NewUpload(c_->tenant());
   if (absl::Status s = upload->Spec(*spec); !s.ok()) return Fail(s);
+  const auto type = c_->request().find(bhttp::field::content_type);
+  const bool csv =
+      type != c_->request().end() &&
+      absl::StartsWithIgnoreCase(
+          absl::string_view(type->value().data(), type->value().size()),
+          "text/csv");
+  absl::Status read = csv ? ReadCsv(upload.get()) : ReadNdjson(upload.get());
+  if (!read.ok()) return Fail(read);
+  absl::StatusOr<vin::v1::Job> job = upload->Finish();
+  if (!job.ok()) return Fail(job.status());
+  SendJson(200, *job);
+}
+
+// One DecodeBatchRequest in JSON a line.
+absl::Status ApiJobs::ReadNdjson(JobManager::Upload* upload) {
   vin::v1::JobItems chunk;
   size_t line_no = 0;
   for (absl::string_view line : absl::StrSplit(c_->request().body(), '\n')) {
     ++line_no;
     line = absl::StripAsciiWhitespace(line);
     if (line.empty()) continue;
-    vin::v1::DecodeBatchRequest* item = chunk.add_items();
     const auto st = google::protobuf::util::JsonStringToMessage(
-        std::string(line), item, ApiJsonOptions());
+        std::string(line), chunk.add_items(), ApiJsonOptions());
     if (!st.ok()) {
-      return Fail(
-          JobError(domain::ErrorReason::kMalformedRequest,
-                   absl::StrCat("line ", line_no,
-                                " is not a vin.v1.DecodeBatchRequest in JSON: ",
-                                std::string(st.message()))));
+      return JobError(domain::ErrorReason::kMalformedRequest,
+                      absl::StrCat("line ", line_no,
+                                   " is not a vin.v1.DecodeBatchRequest in "
+                                   "JSON: ",
+                                   std::string(st.message())));
     }
     if (chunk.items_size() == kChunk) {
-      if (absl::Status s = upload->Items(chunk); !s.ok()) return Fail(s);
+      if (absl::Status s = upload->Items(chunk); !s.ok()) return s;
       chunk.clear_items();
     }
   }
-  if (chunk.items_size() > 0) {
-    if (absl::Status s = upload->Items(chunk); !s.ok()) return Fail(s);
+  return chunk.items_size() > 0 ? upload->Items(chunk) : absl::OkStatus();
+}
+
+// A feed as vinctl reads it (a CSV with a VIN column, or a list of VINs):
+// each record an item, its row kept beside it (RowExtra) so that the CSV
+// results are the posted file with the result columns after its own.
+absl::Status ApiJobs::ReadCsv(JobManager::Upload* upload) {
+  std::istringstream in(c_->request().body());
+  auto malformed = [](const absl::Status& s) {
+    return JobError(domain::ErrorReason::kMalformedRequest,
+                    absl::StrCat("the CSV body: ", s.message()));
+  };
+  auto reader = feed::FeedReader::Open(&in);
+  if (!reader.ok()) return malformed(reader.status());
+  if (absl::Status s =
+          upload->Columns(feed::FormatCsvRecord((*reader)->columns()));
+      !s.ok()) {
+    return s;
   }
-  absl::StatusOr<vin::v1::Job> job = upload->Finish();
-  if (!job.ok()) return Fail(job.status());
-  SendJson(200, *job);
+  vin::v1::JobItems chunk;
+  std::vector<std::string> extras;
+  while (true) {
+    auto next = (*reader)->Next();
+    if (!next.ok()) return malformed(next.status());
+    if (next->has_value()) {
+      feed::FeedRecord& r = **next;
+      vin::v1::DecodeBatchRequest* item = chunk.add_items();
+      item->set_request_id(absl::StrCat(r.index));
+      // A row vinctl would not send keeps its place, failed BAD_ROW.
+      if (r.problem.empty()) item->set_vin(r.vin);
+      extras.push_back(RowExtra(r.problem, r.fields));
+    }
+    if (chunk.items_size() == kChunk ||
+        (!next->has_value() && chunk.items_size() > 0)) {
+      if (absl::Status s = upload->Items(chunk, extras); !s.ok()) return s;
+      chunk.clear_items();
+      extras.clear();
+    }
+    if (!next->has_value()) return absl::OkStatus();
+  }
 }
 
 void ApiJobs::ListResults(JobManager* jobs) {
@@ -200,13 +253,18 @@ void ApiJobs::ListResults(JobManager* jobs) {
     req.set_page_size(size);
   }
   if (QueryParam(target, "page_token", &v)) req.set_page_token(v);
-  if (QueryParam(target, "format", &v) &&
-      !absl::EqualsIgnoreCase(v, "ndjson")) {
-    return Fail(BadQuery("format", "this server lists results as ndjson"));
+  bool csv = false;
+  if (QueryParam(target, "format", &v)) {
+    csv = absl::EqualsIgnoreCase(v, "csv");
+    if (!csv && !absl::EqualsIgnoreCase(v, "ndjson")) {
+      return Fail(BadQuery("format", "ndjson (the default) or csv"));
+    }
   }
+  JobManager::Rows rows;
   absl::StatusOr<vin::v1::ListJobResultsResponse> page =
-      jobs->Results(c_->tenant(), req);
+      jobs->Results(c_->tenant(), req, &rows);
   if (!page.ok()) return Fail(page.status());
+  if (csv) return SendCsv(*page, rows);
   std::string body;
   for (const vin::v1::JobResult& r : page->results()) {
     std::string line;
@@ -224,6 +282,53 @@ void ApiJobs::ListResults(JobManager* jobs) {
   res->set("X-Results-Complete", page->complete() ? "true" : "false");
   res->body() = std::move(body);
   c_->Send(std::move(res));
+}
+
+void ApiJobs::SendCsv(const vin::v1::ListJobResultsResponse& page,
+                      const JobManager::Rows& rows) {
+  std::vector<std::string> columns = {"vin"};
+  if (!rows.columns.empty()) {
+    auto parsed = feed::ParseCsvRecord(rows.columns);
+    if (parsed.ok()) columns = *std::move(parsed);
+  }
+  std::ostringstream body;
+  feed::ResultWriter writer(feed::OutputFormat::kCsv, columns, &body);
+  (void)writer.WriteHeader();  // on every page
+  for (int i = 0; i < page.results_size(); ++i) {
+    const vin::v1::JobResult& r = page.results(i);
+    std::string problem;
+    std::vector<std::string> fields = {r.vin()};
+    if (static_cast<size_t>(i) < rows.extras.size() &&
+        !rows.extras[i].empty()) {
+      auto row = feed::ParseCsvRecord(rows.extras[i]);
+      if (row.ok() && !row->empty()) {
+        problem = row->front();
+        fields.assign(row->begin() + 1, row->end());
+      }
+    }
+    const feed::Outcome outcome =
+        !problem.empty() ? feed::Outcome::ClientFailure("BAD_ROW", problem)
+        : r.has_result() ? feed::Outcome::Done(r.result())
+                         : feed::Outcome::Failed(r.failure());
+    (void)writer.Write(r.index(), fields, outcome);
+  }
+  (void)writer.Flush();
+  auto res = c_->MakeResponse(200);
+  res->set(bhttp::field::content_type, "text/csv; charset=utf-8");
+  res->set(bhttp::field::cache_control, "no-store");
+  res->set("X-Next-Page-Token", page.next_page_token());
+  res->set("X-Results-Complete", page.complete() ? "true" : "false");
+  res->body() = body.str();
+  c_->Send(std::move(res));
+}
+
+std::string RowExtra(const std::string& problem,
+                     const std::vector<std::string>& fields) {
+  std::vector<std::string> row;
+  row.reserve(fields.size() + 1);
+  row.push_back(problem);
+  row.insert(row.end(), fields.begin(), fields.end());
+  return feed::FormatCsvRecord(row);
 }
 
 }  // namespace internal

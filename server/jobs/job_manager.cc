@@ -161,7 +161,20 @@ absl::Status JobManager::Upload::Spec(const vin::v1::JobSpec& spec) {
   return absl::OkStatus();
 }
 
-absl::Status JobManager::Upload::Items(const vin::v1::JobItems& items) {
+absl::Status JobManager::Upload::Columns(std::string columns) {
+  if (!refused_.ok()) return refused_;
+  if (!begun_ && !existing_) {
+    return Refuse(JobError(domain::ErrorReason::kInvalidJobSpec,
+                           "the first message of CreateJob must be the "
+                           "JobSpec"));
+  }
+  job_.bytes += static_cast<int64_t>(columns.size());
+  job_.columns = std::move(columns);
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::Upload::Items(const vin::v1::JobItems& items,
+                                       const std::vector<std::string>& extras) {
   if (!refused_.ok()) return refused_;
   if (!begun_ && !existing_) {
     return Refuse(JobError(domain::ErrorReason::kInvalidJobSpec,
@@ -195,6 +208,7 @@ absl::Status JobManager::Upload::Items(const vin::v1::JobItems& items) {
     rows.push_back(item.SerializeAsString());
     bytes += static_cast<int64_t>(rows.back().size());
   }
+  for (const std::string& e : extras) bytes += static_cast<int64_t>(e.size());
   if (store_bytes_ + job_.bytes + bytes > o.max_bytes) {
     return Refuse(JobError(
         domain::ErrorReason::kJobLimitReached,
@@ -206,7 +220,8 @@ absl::Status JobManager::Upload::Items(const vin::v1::JobItems& items) {
     items_ += static_cast<int64_t>(rows.size());
     return absl::OkStatus();
   }
-  if (absl::Status s = manager_->store_->AddItems(job_.seq, items_, rows);
+  if (absl::Status s =
+          manager_->store_->AddItems(job_.seq, items_, rows, extras);
       !s.ok()) {
     return Refuse(s);
   }
@@ -314,7 +329,8 @@ absl::StatusOr<vin::v1::ListJobsResponse> JobManager::List(
 }
 
 absl::StatusOr<vin::v1::ListJobResultsResponse> JobManager::Results(
-    const std::string& tenant, const vin::v1::ListJobResultsRequest& request) {
+    const std::string& tenant, const vin::v1::ListJobResultsRequest& request,
+    Rows* rows_out) {
   int64_t seq = 0;
   int64_t total = 0;
   {
@@ -323,6 +339,7 @@ absl::StatusOr<vin::v1::ListJobResultsResponse> JobManager::Results(
     if (!e.ok()) return e.status();
     seq = (*e)->record.seq;
     total = (*e)->record.items_total;
+    if (rows_out != nullptr) rows_out->columns = (*e)->record.columns;
   }
   const std::string scope = absl::StrCat("results/", request.job_id());
   int64_t from = 0;
@@ -338,7 +355,10 @@ absl::StatusOr<vin::v1::ListJobResultsResponse> JobManager::Results(
       seq, from, PageSize(request.page_size(), kDefaultResultsPage));
   if (!rows.ok()) return rows.status();
   vin::v1::ListJobResultsResponse out;
-  for (const jobs::StoredResult& r : *rows) *out.add_results() = ToJobResult(r);
+  for (const jobs::StoredResult& r : *rows) {
+    *out.add_results() = ToJobResult(r);
+    if (rows_out != nullptr) rows_out->extras.push_back(r.extra);
+  }
   const int64_t next = from + static_cast<int64_t>(rows->size());
   out.set_complete(next >= total);
   if (!out.complete()) out.set_next_page_token(tokens_.Issue(scope, next));

@@ -80,7 +80,13 @@ class JobManager {
    public:
     ~Upload();
     absl::Status Spec(const vin::v1::JobSpec& spec);
-    absl::Status Items(const vin::v1::JobItems& items);
+    // A CSV job (the gateway's): the posted file's header, as a CSV
+    // record, after the spec and before any item.
+    absl::Status Columns(std::string columns);
+    // `extras` (empty, or one per item): kept beside each item and listed
+    // with its result (a CSV job's row: RowExtra).
+    absl::Status Items(const vin::v1::JobItems& items,
+                       const std::vector<std::string>& extras = {});
     absl::StatusOr<vin::v1::Job> Finish();
 
    private:
@@ -109,8 +115,15 @@ class JobManager {
                                    const std::string& id, uint64_t* version);
   absl::StatusOr<vin::v1::ListJobsResponse> List(
       const std::string& tenant, const vin::v1::ListJobsRequest& request);
+  // The page; with `rows`, also the job's columns and each result's extra
+  // (a CSV job's rows, for its CSV results).
+  struct Rows {
+    std::string columns;
+    std::vector<std::string> extras;
+  };
   absl::StatusOr<vin::v1::ListJobResultsResponse> Results(
-      const std::string& tenant, const vin::v1::ListJobResultsRequest& request);
+      const std::string& tenant, const vin::v1::ListJobResultsRequest& request,
+      Rows* rows = nullptr);
   absl::StatusOr<vin::v1::Job> Cancel(const std::string& tenant,
                                       const std::string& id);
   absl::Status Delete(const std::string& tenant, const std::string& id);

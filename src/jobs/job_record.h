@@ -39,6 +39,9 @@ struct JobRecord {
   std::string tenant;
   std::string idempotency_key;  // "" for none
   std::string spec;             // vin.v1.JobSpec's bytes
+  // A CSV job's header (the posted file's columns, as a CSV record); ""
+  // for a job of DecodeBatchRequests.
+  std::string columns;
   JobState state = JobState::kStaging;
   std::string message;
   int64_t items_total = 0;

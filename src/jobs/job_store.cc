@@ -38,10 +38,11 @@ constexpr char kSchemaSql[] =
     " items_failed INTEGER NOT NULL, create_time INTEGER NOT NULL,"
     " start_time INTEGER NOT NULL, end_time INTEGER NOT NULL,"
     " not_before INTEGER NOT NULL, off_peak INTEGER NOT NULL,"
-    " bytes INTEGER NOT NULL, notify INTEGER NOT NULL);"
+    " bytes INTEGER NOT NULL, notify INTEGER NOT NULL,"
+    " columns BLOB NOT NULL);"
     "CREATE TABLE items (job INTEGER NOT NULL, idx INTEGER NOT NULL,"
     " request BLOB NOT NULL, outcome INTEGER NOT NULL DEFAULT 0,"
-    " answer INTEGER NOT NULL DEFAULT 0, failure BLOB,"
+    " answer INTEGER NOT NULL DEFAULT 0, failure BLOB, extra BLOB,"
     " PRIMARY KEY (job, idx)) WITHOUT ROWID;"
     "CREATE TABLE answers (job INTEGER NOT NULL, key INTEGER NOT NULL,"
     " bytes BLOB NOT NULL, PRIMARY KEY (job, key)) WITHOUT ROWID;";
@@ -50,7 +51,8 @@ constexpr char kSchemaProbe[] =
     "SELECT j.seq, j.id, j.tenant, j.idempotency_key, j.spec, j.state,"
     " j.message, j.items_total, j.items_done, j.items_failed, j.create_time,"
     " j.start_time, j.end_time, j.not_before, j.off_peak, j.bytes, j.notify,"
-    " i.idx, i.request, i.outcome, i.answer, i.failure, a.key, a.bytes,"
+    " j.columns, i.idx, i.request, i.outcome, i.answer, i.failure, i.extra,"
+    " a.key, a.bytes,"
     " m.name, m.value FROM jobs j, items i, answers a, meta m LIMIT 0";
 
 const disk_cache::StoreFormat kJobFormat = {
@@ -60,7 +62,7 @@ const disk_cache::StoreFormat kJobFormat = {
 constexpr char kJobColumns[] =
     "seq, id, tenant, idempotency_key, spec, state, message, items_total,"
     " items_done, items_failed, create_time, start_time, end_time,"
-    " not_before, off_peak, bytes, notify";
+    " not_before, off_peak, bytes, notify, columns";
 
 int64_t Nanos(absl::Time t) {
   return t == absl::InfinitePast() ? 0 : absl::ToUnixNanos(t);
@@ -92,10 +94,11 @@ JobRecord RecordAt(sqlite3_stmt* s) {
   j.off_peak = sqlite3_column_int(s, 14) != 0;
   j.bytes = sqlite3_column_int64(s, 15);
   j.notify = static_cast<NotifyState>(sqlite3_column_int(s, 16));
+  j.columns = Text(s, 17);
   return j;
 }
 
-// Binds `j` to the 17 parameters of kJobColumns' order.
+// Binds `j` to the 18 parameters of kJobColumns' order.
 void BindRecord(sqlite3_stmt* s, const JobRecord& j) {
   sqlite3_bind_int64(s, 1, j.seq);
   BindText(s, 2, j.id);
@@ -114,6 +117,7 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& j) {
   sqlite3_bind_int(s, 15, j.off_peak ? 1 : 0);
   sqlite3_bind_int64(s, 16, j.bytes);
   sqlite3_bind_int(s, 17, static_cast<int>(j.notify));
+  BindBytes(s, 18, j.columns);
 }
 
 }  // namespace
@@ -150,15 +154,17 @@ struct JobStore::Sqlite {
     } all[] = {
         {&save, absl::StrCat("INSERT OR REPLACE INTO jobs (", kJobColumns,
                              ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
-                             " ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)")},
+                             " ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)")},
         {&add_item,
-         "INSERT INTO items (job, idx, request) VALUES (?1, ?2, ?3)"},
+         "INSERT INTO items (job, idx, request, extra) VALUES (?1, ?2, ?3, "
+         "?4)"},
         {&pending,
          "SELECT idx, request FROM items WHERE job = ?1 AND idx >= ?2 AND"
          " outcome = 0 ORDER BY idx LIMIT ?3"},
         {&results,
          "SELECT i.idx, i.request, i.outcome, CASE i.outcome WHEN 1 THEN"
-         " a.bytes ELSE i.failure END FROM items i LEFT JOIN answers a ON"
+         " a.bytes ELSE i.failure END, i.extra FROM items i LEFT JOIN answers "
+         "a ON"
          " a.job = i.job AND a.key = i.answer WHERE i.job = ?1 AND"
          " i.idx >= ?2 ORDER BY i.idx LIMIT ?3"},
         {&finish,
@@ -287,7 +293,8 @@ absl::Status JobStore::BeginJob(JobRecord* job) {
 }
 
 absl::Status JobStore::AddItems(int64_t seq, int64_t first_index,
-                                const std::vector<std::string>& requests) {
+                                const std::vector<std::string>& requests,
+                                const std::vector<std::string>& extras) {
   absl::MutexLock lock(&mu_);
   return db_->Transaction([&]() -> absl::Status {
     sqlite3_stmt* s = db_->add_item.get();
@@ -296,6 +303,11 @@ absl::Status JobStore::AddItems(int64_t seq, int64_t first_index,
       sqlite3_bind_int64(s, 1, seq);
       sqlite3_bind_int64(s, 2, first_index + static_cast<int64_t>(i));
       BindBytes(s, 3, requests[i]);
+      if (i < extras.size()) {
+        BindBytes(s, 4, extras[i]);
+      } else {
+        sqlite3_bind_null(s, 4);
+      }
       absl::Status st = db_->Step(s, "store an item");
       if (!st.ok()) return st;
     }
@@ -424,7 +436,7 @@ absl::StatusOr<std::vector<StoredResult>> JobStore::Results(int64_t seq,
     const auto outcome = static_cast<Outcome>(sqlite3_column_int(s, 2));
     if (outcome == Outcome::kPending) return out;
     out.push_back(StoredResult{sqlite3_column_int64(s, 0), Text(s, 1), outcome,
-                               Text(s, 3)});
+                               Text(s, 3), Text(s, 4)});
   }
   if (rc != SQLITE_DONE) return SqliteStatus(db_->db(), rc, "read results");
   return out;

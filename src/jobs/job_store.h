@@ -57,6 +57,7 @@ struct StoredResult {
   std::string request;
   Outcome outcome = Outcome::kDone;
   std::string bytes;  // the answer's or the failure's
+  std::string extra;  // what AddItems kept beside the request ("" none)
 };
 
 class JobStore {
@@ -80,8 +81,11 @@ class JobStore {
   // kStaging (its seq is chosen here and set in `job`), its items in
   // chunks, then Publish (kPending, with its totals) or Drop.
   absl::Status BeginJob(JobRecord* job);
+  // `extras` (empty, or one per request): bytes kept beside each request
+  // and listed with its result (a CSV job's row).
   absl::Status AddItems(int64_t seq, int64_t first_index,
-                        const std::vector<std::string>& requests);
+                        const std::vector<std::string>& requests,
+                        const std::vector<std::string>& extras = {});
   absl::Status Publish(const JobRecord& job);
   // Removes a job, its items and its answers (a refused creation, a
   // deletion, the retention).

@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "client/result_writer.h"
+#include "feed/result_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/vin_gen.h"
-#include "upstream/peak_hours.h"
 #include "tests/client/batch_test_util.h"
+#include "upstream/peak_hours.h"
 
 namespace vinctl {
 namespace {
@@ -46,8 +46,8 @@ TEST_F(BatchTest, CsvWithExtraColumnsInOrderWithFailuresReported) {
 
   const CsvOutput out = ParseOutput(out_.str());
   std::vector<std::string> expected_header = {"stock", "VIN", "price"};
-  expected_header.insert(expected_header.end(), kResultColumns.begin(),
-                         kResultColumns.end());
+  expected_header.insert(expected_header.end(), feed::kResultColumns.begin(),
+                         feed::kResultColumns.end());
   EXPECT_EQ(out.header, expected_header);
   ASSERT_EQ(out.rows.size(), 8u) << out_.str();
   for (size_t i = 0; i < out.rows.size(); ++i) {
@@ -118,7 +118,7 @@ TEST_F(BatchTest, AllGoodFeedExitsZero) {
 TEST_F(BatchTest, NdjsonFormat) {
   StartServer();
   BatchOptions options;
-  options.format = OutputFormat::kNdjson;
+  options.format = feed::OutputFormat::kNdjson;
   auto summary =
       Run(absl::StrCat("stock,vin\nS1,", kFord, "\nS2,", kBadCheckDigit, "\n"),
           options);
@@ -148,7 +148,7 @@ TEST_F(BatchTest, PlainListOneVinPerLine) {
   EXPECT_EQ(BatchExitCode(summary), kExitOk);
   const CsvOutput out = ParseOutput(out_.str());
   EXPECT_EQ(out.header[0], "vin");
-  EXPECT_EQ(out.header.size(), 1 + kResultColumns.size());
+  EXPECT_EQ(out.header.size(), 1 + feed::kResultColumns.size());
   ASSERT_EQ(out.rows.size(), 3u);
   EXPECT_EQ(out.rows[0]["vin"], kHonda);
   EXPECT_EQ(out.rows[1]["vin"], kFord);

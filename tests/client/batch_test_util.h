@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "client/batch.h"
-#include "client/csv.h"
+#include "feed/csv.h"
 #include "gtest/gtest.h"
 #include "testing/server_fixture.h"
 
@@ -51,13 +51,13 @@ struct CsvOutput {
 inline CsvOutput ParseOutput(const std::string& text) {
   CsvOutput out;
   std::istringstream in(text);
-  CsvRecordReader reader(&in);
+  feed::CsvRecordReader reader(&in);
   bool first = true;
   while (true) {
     auto raw = reader.NextRaw();
     EXPECT_TRUE(raw.ok()) << raw.status();
     if (!raw.ok() || !raw->has_value()) break;
-    auto fields = ParseCsvRecord(**raw);
+    auto fields = feed::ParseCsvRecord(**raw);
     EXPECT_TRUE(fields.ok()) << fields.status();
     if (first) {
       out.header = *fields;

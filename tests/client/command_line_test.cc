@@ -65,7 +65,7 @@ TEST_F(CommandLineTest, BatchDefaults) {
   EXPECT_EQ(command_line_.command, Command::kBatch);
   EXPECT_EQ(command_line_.in, "-");
   EXPECT_EQ(command_line_.out, "-");
-  EXPECT_EQ(command_line_.batch.format, OutputFormat::kCsv);
+  EXPECT_EQ(command_line_.batch.format, feed::OutputFormat::kCsv);
   EXPECT_EQ(command_line_.batch.window, 512);
   EXPECT_EQ(command_line_.batch.deadline, absl::ZeroDuration())
       << "a batch has no deadline unless asked";
@@ -119,7 +119,7 @@ TEST_F(CommandLineTest, BatchFlags) {
   EXPECT_EQ(command_line_.command, Command::kBatch);
   EXPECT_EQ(command_line_.in, "feed.csv");
   EXPECT_EQ(command_line_.out, "out.ndjson");
-  EXPECT_EQ(command_line_.batch.format, OutputFormat::kNdjson);
+  EXPECT_EQ(command_line_.batch.format, feed::OutputFormat::kNdjson);
   EXPECT_EQ(command_line_.batch.window, 64);
   EXPECT_EQ(command_line_.batch.deadline, absl::Hours(2));
   EXPECT_EQ(command_line_.batch.stagger, absl::Minutes(5));

@@ -1,7 +1,8 @@
 // `vinctl job` against the real vin-server (DESIGN rule 20): a feed
 // submitted as a job and fetched is the file `vinctl batch` writes for the
 // same feed (the input's columns first, input order), failures and rows
-// that cannot be sent included.
+// that cannot be sent included; so are the CSV results of the same feed
+// posted over HTTP as text/csv.
 #include <fstream>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "fake_vpic/fake_vpic.h"
 #include "gtest/gtest.h"
+#include "testing/http_client.h"
 #include "testing/real_server.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
@@ -82,6 +84,32 @@ TEST(VinctlJob, FetchWritesTheFileBatchWritesForTheSameFeed) {
   EXPECT_EQ(Slurp(dir.File("job.csv")), want);
   EXPECT_FALSE(std::ifstream(dir.File("job.csv.fetch")).good());
 
+  // The same feed posted over HTTP as CSV: its CSV results are the same
+  // file (pages of 1,000, the header on each).
+  const int http = server.http_port();
+  testing_util::HttpResponse posted = testing_util::HttpCall(
+      http, "POST", "/v1/jobs?display_name=posted", Slurp(dir.File("feed.csv")),
+      {"Content-Type: text/csv"});
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  const size_t at = posted.body.find("\"jobId\":\"") + 9;
+  const std::string posted_id = posted.body.substr(at, 32);
+  ASSERT_EQ(Vinctl({"job", "watch", posted_id, addr}).exit, 0);
+  std::string csv, token;
+  for (int page = 0; page < 10; ++page) {
+    testing_util::HttpResponse r = testing_util::HttpGet(
+        http,
+        absl::StrCat("/v1/jobs/", posted_id,
+                     "/results?format=csv&page_size=1000&page_token=", token));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.Header("Content-Type"), "text/csv; charset=utf-8");
+    // The header row on every page; kept once.
+    csv += page == 0 ? r.body : r.body.substr(r.body.find('\n') + 1);
+    token = r.Header("X-Next-Page-Token");
+    if (r.Header("X-Results-Complete") == "true") break;
+  }
+  EXPECT_TRUE(token.empty());
+  EXPECT_EQ(csv, want);
+
   const VinctlRun status = Vinctl({"job", "status", id, addr});
   ASSERT_EQ(status.exit, 0);
   ASSERT_FALSE(status.lines.empty());
@@ -90,8 +118,9 @@ TEST(VinctlJob, FetchWritesTheFileBatchWritesForTheSameFeed) {
       << status.lines[0];
   const VinctlRun list = Vinctl({"job", "list", addr});
   ASSERT_EQ(list.exit, 0);
-  ASSERT_EQ(list.lines.size(), 1u);
-  EXPECT_TRUE(absl::StartsWith(list.lines[0], id));
+  ASSERT_EQ(list.lines.size(), 2u);  // newest first
+  EXPECT_TRUE(absl::StartsWith(list.lines[0], posted_id));
+  EXPECT_TRUE(absl::StartsWith(list.lines[1], id));
   EXPECT_EQ(Vinctl({"job", "delete", id, addr}).exit, 0);
   const VinctlRun gone = Vinctl({"job", "status", id, addr});
   EXPECT_EQ(gone.exit, 2);

@@ -7,8 +7,8 @@
 //   {"input": {...}, "request_id": "<index>", "status": "failed",
 //    "failure_reason": "INVALID_VIN", "failure": <vin.v1.FailedEvent>}
 // with the messages in protobuf's JSON mapping (proto field names).
-#ifndef VIN_CLIENT_RESULT_WRITER_H_
-#define VIN_CLIENT_RESULT_WRITER_H_
+#ifndef VIN_FEED_RESULT_WRITER_H_
+#define VIN_FEED_RESULT_WRITER_H_
 
 #include <cstdint>
 #include <ostream>
@@ -19,7 +19,7 @@
 #include "absl/strings/string_view.h"
 #include "vin/v1/vin.pb.h"
 
-namespace vinctl {
+namespace feed {
 
 enum class OutputFormat { kCsv, kNdjson };
 
@@ -71,6 +71,6 @@ class ResultWriter {
   std::ostream* const out_;
 };
 
-}  // namespace vinctl
+}  // namespace feed
 
-#endif  // VIN_CLIENT_RESULT_WRITER_H_
+#endif  // VIN_FEED_RESULT_WRITER_H_

@@ -1,4 +1,4 @@
-#include "client/feed.h"
+#include "feed/feed.h"
 
 #include <utility>
 
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace vinctl {
+namespace feed {
 namespace {
 
 constexpr absl::string_view kByteOrderMark = "\xEF\xBB\xBF";
@@ -119,10 +119,11 @@ absl::StatusOr<absl::optional<FeedRecord>> FeedReader::Next() {
   if (text.size() > kMaxRowBytes) {
     // Sent, it would be over the server's message limit and end the stream
     // for every row; failed here, it fails alone.
-    record.problem = absl::StrCat("line ", lines_.line_number(), " is ",
-                                  text.size(), " bytes, over the ",
-                                  kMaxRowBytes, " a row may have; the row was "
-                                  "not sent");
+    record.problem =
+        absl::StrCat("line ", lines_.line_number(), " is ", text.size(),
+                     " bytes, over the ", kMaxRowBytes,
+                     " a row may have; the row was "
+                     "not sent");
   }
   if (kind_ == InputKind::kPlainList) {
     record.vin = std::string(absl::StripAsciiWhitespace(text));
@@ -159,4 +160,4 @@ absl::StatusOr<absl::optional<FeedRecord>> FeedReader::Next() {
   return record;
 }
 
-}  // namespace vinctl
+}  // namespace feed

@@ -1,4 +1,4 @@
-#include "client/result_writer.h"
+#include "feed/result_writer.h"
 
 #include <google/protobuf/util/json_util.h>
 
@@ -8,9 +8,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/csv.h"
+#include "feed/csv.h"
 
-namespace vinctl {
+namespace feed {
 
 const std::vector<std::string> kResultColumns = {"status",
                                                  "source",
@@ -168,4 +168,4 @@ std::string ResultWriter::JsonLine(int64_t index,
   return line;
 }
 
-}  // namespace vinctl
+}  // namespace feed

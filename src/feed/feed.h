@@ -8,8 +8,8 @@
 // "vin". Blank lines are skipped in both kinds (they are not records); in CSV,
 // a row whose VIN field is empty is a record. A UTF-8 byte-order mark before
 // the first line is ignored. CRLF line ends are accepted.
-#ifndef VIN_CLIENT_FEED_H_
-#define VIN_CLIENT_FEED_H_
+#ifndef VIN_FEED_FEED_H_
+#define VIN_FEED_FEED_H_
 
 #include <cstdint>
 #include <istream>
@@ -19,9 +19,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
-#include "client/csv.h"
+#include "feed/csv.h"
 
-namespace vinctl {
+namespace feed {
 
 enum class InputKind { kCsv, kPlainList };
 
@@ -80,6 +80,6 @@ class FeedReader {
   absl::optional<std::string> pending_;
 };
 
-}  // namespace vinctl
+}  // namespace feed
 
-#endif  // VIN_CLIENT_FEED_H_
+#endif  // VIN_FEED_FEED_H_

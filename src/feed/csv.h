@@ -5,8 +5,8 @@
 // quote inside an unquoted field and text after a closing quote are kept as
 // literal characters. A quoted field may contain commas, doubled quotes ("")
 // and line breaks. A record's terminating CRLF or LF is not part of it.
-#ifndef VIN_CLIENT_CSV_H_
-#define VIN_CLIENT_CSV_H_
+#ifndef VIN_FEED_CSV_H_
+#define VIN_FEED_CSV_H_
 
 #include <cstdint>
 #include <istream>
@@ -17,7 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
 
-namespace vinctl {
+namespace feed {
 
 // Splits one record (without its line terminator) into its field values.
 // "" is one empty field. INVALID_ARGUMENT when a quoted field is not closed.
@@ -63,6 +63,6 @@ class CsvRecordReader {
   int64_t bytes_read_ = 0;
 };
 
-}  // namespace vinctl
+}  // namespace feed
 
-#endif  // VIN_CLIENT_CSV_H_
+#endif  // VIN_FEED_CSV_H_

@@ -1,5 +1,5 @@
 // CSV records: parsing, formatting, round trips, and reading from a stream.
-#include "client/csv.h"
+#include "feed/csv.h"
 
 #include <sstream>
 #include <string>
@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace vinctl {
+namespace feed {
 namespace {
 
 using testing::ElementsAre;
@@ -144,4 +144,4 @@ TEST(CsvRecordReader, EndsInsideQuotesFollowsFieldStarts) {
 }
 
 }  // namespace
-}  // namespace vinctl
+}  // namespace feed

@@ -1,5 +1,5 @@
 // Input detection and record reading for `vinctl batch`.
-#include "client/feed.h"
+#include "feed/feed.h"
 
 #include <sstream>
 #include <string>
@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace vinctl {
+namespace feed {
 namespace {
 
 using testing::ElementsAre;
@@ -143,7 +143,8 @@ TEST(FeedRead, ARowOver64KiBIsABadRowTheNextOnesAreRead) {
   ASSERT_TRUE(reader.ok());
   auto records = ReadAll(**reader);
   ASSERT_EQ(records.size(), 2u);
-  EXPECT_THAT(records[0].problem, HasSubstr("line 2 is 71698 bytes, over the 65536"));
+  EXPECT_THAT(records[0].problem,
+              HasSubstr("line 2 is 71698 bytes, over the 65536"));
   EXPECT_TRUE(records[1].problem.empty());
   EXPECT_EQ(records[1].vin, "1HGCM82633A004352");
 }
@@ -153,7 +154,8 @@ absl::Status SecondRecordStatus(const std::string& text) {
   std::istringstream in(text);
   auto reader = FeedReader::Open(&in);
   if (!reader.ok()) return reader.status();
-  if (!(*reader)->Next().ok()) return absl::InternalError("first record failed");
+  if (!(*reader)->Next().ok())
+    return absl::InternalError("first record failed");
   return (*reader)->Next().status();
 }
 
@@ -196,4 +198,4 @@ TEST(FeedRead, MalformedCsvNamesTheLine) {
 }
 
 }  // namespace
-}  // namespace vinctl
+}  // namespace feed

@@ -1,11 +1,11 @@
-#include "client/csv.h"
+#include "feed/csv.h"
 
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace vinctl {
+namespace feed {
 
 namespace {
 
@@ -97,9 +97,9 @@ absl::StatusOr<bool> ReadLine(std::istream* in, std::string* line, size_t max,
     any = true;
     if (c == '\n') return true;
     if (line->size() == max) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "line ", line_number, " is longer than ", max,
-          " bytes (not a feed of VINs?)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", line_number, " is longer than ", max,
+                       " bytes (not a feed of VINs?)"));
     }
     line->push_back(static_cast<char>(c));
   }
@@ -143,4 +143,4 @@ absl::StatusOr<absl::optional<std::string>> CsvRecordReader::NextRaw(
   }
 }
 
-}  // namespace vinctl
+}  // namespace feed
