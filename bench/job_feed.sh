@@ -5,7 +5,8 @@
 #     each (goal: the job at >= 0.8x the stream) and the server's peak RSS
 #     during each, next to its idle RSS (goal: the job within 64 MB of idle).
 #     The job's time is from `vinctl job submit` to its end (the upload, the
-#     store and the run), the stream's the whole `vinctl batch`.
+#     store and the run), and to the end of `vinctl job fetch` writing the
+#     file batch writes; the stream's the whole `vinctl batch`.
 #  2. A job of KILL_ITEMS distinct VINs (cold: vPIC's fake answers them)
 #     killed with SIGKILL at about half: the time from the restart to the job
 #     running again, and the VINs asked of vPIC twice (goal: <= the window,
@@ -45,20 +46,25 @@ t1=$(now)
 t2=$(now)
 job_peak=$(kb VmHWM)
 tail -1 "$work/watch.log"
+"$build/vinctl" job fetch "$id" "$server" --in="$work/feed.csv" --out="$work/fetched.csv"
+t2f=$(now)
 
 reset_peak
 t3=$(now)
 "$build/vinctl" batch "$server" --in="$work/feed.csv" --out=/dev/null 2>/dev/null || true
 t4=$(now)
 stream_peak=$(kb VmHWM)
-awk -v n="$items" -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v e="$t4" \
+awk -v n="$items" -v a="$t0" -v b="$t1" -v c="$t2" -v f="$t2f" -v d="$t3" -v e="$t4" \
     -v i="$idle" -v jp="$job_peak" -v sp="$stream_peak" 'BEGIN {
-  job = n / (c - a); stream = n / (e - d)
+  job = n / (c - a); fetched = n / (f - a); stream = n / (e - d)
   printf "job:    %.0f items/s (submit %.1f s, run %.1f s), peak RSS %.1f MB (idle + %.1f MB; goal <= 64)\n",
          job, b - a, c - b, jp / 1024, (jp - i) / 1024
+  printf "job with its fetch (vinctl job fetch, the same file as batch): %.0f items/s (fetch %.1f s)\n",
+         fetched, f - c
   printf "stream: %.0f items/s (%.1f s), peak RSS %.1f MB (idle + %.1f MB)\n",
          stream, e - d, sp / 1024, (sp - i) / 1024
-  printf "job / stream: %.2fx (goal >= 0.8x)\n", job / stream }'
+  printf "job / stream: %.2fx; job with fetch / stream: %.2fx (goal >= 0.8x)\n",
+         job / stream, fetched / stream }'
 
 # 2. SIGKILL at half of a cold job, and the restart.
 python3 bench/gen_vins.py "$kill_items" --seed 11 > "$work/cold.csv"

@@ -2,9 +2,8 @@
 // Chromium (Debian's chromium) drives it against the real server in this
 // process and the fake vPIC, and reads what a person would see. Each test
 // keeps screenshots in the build's test-artifacts/ directory.
-#include <nlohmann/json.hpp>
-
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "testing/chromium.h"
 #include "testing/server_fixture.h"
+#include "testing/temp_dir.h"
 #include "testing/vin_gen.h"
 
 namespace server {
@@ -212,6 +212,63 @@ TEST_F(HttpPageTest, ADroppedCsvRunsAsABatchAndItsDecodedCsvDownloads) {
     EXPECT_EQ(cols[10], "vPIC") << lines[i + 1];
   }
   EXPECT_EQ(fake_->TotalVinsRequested(), kRows - 1);
+}
+
+// Jobs (rule 20): a CSV submitted as a job from the page is listed with
+// its state and progress, and once it has ended its decoded CSV downloads:
+// the posted file's columns, then vinctl batch's.
+TEST_F(HttpPageTest, ACsvSubmittedAsAJobIsListedAndItsCsvDownloads) {
+  testing_util::TempDir dir("vin-page-jobs");
+  ServerOptions o = Defaults();
+  o.jobs.path = dir.File("jobs.db");
+  ASSERT_NO_FATAL_FAILURE(Open(std::move(o)));
+  constexpr int kRows = 30;
+  std::string csv = "stock,VIN\r\n";
+  for (int i = 0; i < kRows; ++i) {
+    absl::StrAppend(&csv, "S", i, ",", i == 7 ? "NOTAVIN" : ValidVin(300 + i),
+                    "\r\n");
+  }
+  Eval(absl::StrCat(
+      "(() => { const dt = new DataTransfer();"
+      " dt.items.add(new File([",
+      Json(csv).dump(),
+      "], 'inventory.csv', {type: 'text/csv'}));"
+      " document.getElementById('jobfile').files = dt.files;"
+      " document.getElementById('submitjob').click(); return true; })()"));
+  const Json listed = WaitFor(
+      "(() => { const tr = document.querySelector('#jobs tbody tr');"
+      " return tr && tr.cells[1].textContent.startsWith('succeeded') &&"
+      " tr.querySelector('button') ? tr.cells[0].textContent + '|' +"
+      " tr.cells[2].textContent : null; })()");
+  ASSERT_TRUE(listed.is_string())
+      << Eval("document.getElementById('jobmsg').textContent");
+  EXPECT_EQ(
+      listed.get<std::string>(),
+      absl::StrCat("inventory.csv| ", kRows, " of ", kRows, " (1 failed)"));
+  EXPECT_TRUE(absl::StartsWith(
+      Eval("document.getElementById('jobmsg').textContent").get<std::string>(),
+      "Job "));
+  Screenshot("jobs.png");
+  Eval("document.querySelector('#jobs tbody tr button').click(), true");
+  const Json href = WaitFor(
+      "(() => { const a = document.getElementById('jobdownload');"
+      " return a ? a.href : null; })()");
+  ASSERT_TRUE(href.is_string());
+  EXPECT_EQ(Eval("document.getElementById('jobdownload').download"),
+            "inventory-decoded.csv");
+  const Json text =
+      Eval(absl::StrCat("fetch(", href.dump(), ").then((r) => r.text())"));
+  ASSERT_TRUE(text.is_string());
+  std::vector<std::string> lines =
+      absl::StrSplit(text.get<std::string>(), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), static_cast<size_t>(kRows + 1));
+  EXPECT_TRUE(absl::StartsWith(lines[0], "stock,VIN,status,source,make,model"))
+      << lines[0];
+  for (int i = 0; i < kRows; ++i) {
+    const std::vector<std::string> cols = CsvFields(lines[i + 1]);
+    EXPECT_EQ(cols[0], absl::StrCat("S", i));
+    EXPECT_EQ(cols[2], i == 7 ? "failed" : "done") << lines[i + 1];
+  }
 }
 
 }  // namespace
