@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "domain/limits.h"
 #include "server/jobs/job_mapping.h"
 #include "server/jobs/job_runner.h"
 
@@ -71,194 +70,6 @@ JobManager::JobManager(JobOptions options,
 
 JobManager::~JobManager() { Stop(); }
 
-// ---- Creation ----
-
-std::unique_ptr<JobManager::Upload> JobManager::NewUpload(
-    const std::string& tenant) {
-  return std::unique_ptr<Upload>(new Upload(this, tenant));
-}
-
-JobManager::Upload::~Upload() {
-  if (begun_ && !done_) manager_->store_->Drop(job_.seq).IgnoreError();
-  if (!staging_key_.empty()) {
-    absl::MutexLock lock(&manager_->mu_);
-    manager_->staging_keys_.erase(staging_key_);
-  }
-}
-
-absl::Status JobManager::Upload::Refuse(absl::Status why) {
-  if (begun_ && !done_) manager_->store_->Drop(job_.seq).IgnoreError();
-  done_ = true;
-  refused_ = why;
-  return why;
-}
-
-absl::Status JobManager::Upload::Spec(const vin::v1::JobSpec& spec) {
-  if (!refused_.ok()) return refused_;
-  if (begun_ || existing_) {
-    return Refuse(JobError(
-        domain::ErrorReason::kInvalidJobSpec,
-        "a job has one JobSpec, in the first message; this one came again"));
-  }
-  if (absl::Status s = CheckSpec(spec, manager_->options_.notify_hosts);
-      !s.ok()) {
-    return Refuse(s);
-  }
-  JobManager& m = *manager_;
-  {
-    absl::MutexLock lock(&m.mu_);
-    if (!spec.idempotency_key().empty()) {
-      for (auto& [seq, e] : m.jobs_) {
-        if (e.record.tenant == tenant_ &&
-            e.record.idempotency_key == spec.idempotency_key()) {
-          existing_ = true;
-          job_ = e.record;
-          return absl::OkStatus();
-        }
-      }
-      std::string key = absl::StrCat(tenant_, "\n", spec.idempotency_key());
-      if (!m.staging_keys_.insert(key).second) {
-        return Refuse(JobError(
-            domain::ErrorReason::kJobLimitReached,
-            "a job with this idempotency_key is being created right now; "
-            "send again once it is"));
-      }
-      staging_key_ = std::move(key);
-    }
-    if (m.OpenJobs(tenant_) >= m.options_.max_open) {
-      return Refuse(JobError(
-          domain::ErrorReason::kJobLimitReached,
-          absl::StrCat(
-              "tenant ", tenant_, " has ", m.options_.max_open,
-              " jobs not yet ended (--job_max_open); wait for one to end, or "
-              "cancel one")));
-    }
-  }
-  store_bytes_ = m.store_->TotalBytes();
-  if (store_bytes_ >= m.options_.max_bytes) {
-    return Refuse(JobError(
-        domain::ErrorReason::kJobLimitReached,
-        absl::StrCat("the job store holds ", store_bytes_,
-                     " bytes, its limit "
-                     "(--job_max_bytes ",
-                     m.options_.max_bytes, "); delete finished jobs")));
-  }
-  job_.id = jobs::NewJobId();
-  job_.tenant = tenant_;
-  job_.idempotency_key = spec.idempotency_key();
-  job_.spec = spec.SerializeAsString();
-  job_.create_time = m.clock_->WallNow();
-  if (spec.has_not_before()) {
-    job_.not_before = absl::FromUnixSeconds(spec.not_before().seconds()) +
-                      absl::Nanoseconds(spec.not_before().nanos());
-  }
-  job_.off_peak = spec.schedule() == vin::v1::JOB_SCHEDULE_OFF_PEAK;
-  job_.bytes = static_cast<int64_t>(job_.spec.size());
-  if (absl::Status s = m.store_->BeginJob(&job_); !s.ok()) {
-    return Refuse(s);
-  }
-  begun_ = true;
-  return absl::OkStatus();
-}
-
-absl::Status JobManager::Upload::Columns(std::string columns) {
-  if (!refused_.ok()) return refused_;
-  if (!begun_ && !existing_) {
-    return Refuse(JobError(domain::ErrorReason::kInvalidJobSpec,
-                           "the first message of CreateJob must be the "
-                           "JobSpec"));
-  }
-  job_.bytes += static_cast<int64_t>(columns.size());
-  job_.columns = std::move(columns);
-  return absl::OkStatus();
-}
-
-absl::Status JobManager::Upload::Items(const vin::v1::JobItems& items,
-                                       const std::vector<std::string>& extras) {
-  if (!refused_.ok()) return refused_;
-  if (!begun_ && !existing_) {
-    return Refuse(JobError(domain::ErrorReason::kInvalidJobSpec,
-                           "the first message of CreateJob must be the "
-                           "JobSpec"));
-  }
-  const JobOptions& o = manager_->options_;
-  if (items_ + items.items_size() > o.max_items) {
-    return Refuse(
-        JobError(domain::ErrorReason::kJobTooManyItems,
-                 absl::StrCat("a job holds at most ", o.max_items,
-                              " items (--job_max_items); this one has more")));
-  }
-  std::vector<std::string> rows;
-  rows.reserve(items.items_size());
-  int64_t bytes = 0;
-  for (const vin::v1::DecodeBatchRequest& item : items.items()) {
-    const int64_t index = items_ + static_cast<int64_t>(rows.size());
-    if (item.vin().size() > kMaxJobVinBytes) {
-      return Refuse(
-          JobError(domain::ErrorReason::kMalformedRequest,
-                   absl::StrCat("item ", index, ": vin is longer than ",
-                                kMaxJobVinBytes, " bytes")));
-    }
-    if (item.request_id().size() > domain::kMaxRequestIdBytes) {
-      return Refuse(
-          JobError(domain::ErrorReason::kFieldTooLong,
-                   absl::StrCat("item ", index, ": request_id is longer than ",
-                                domain::kMaxRequestIdBytes, " bytes")));
-    }
-    rows.push_back(item.SerializeAsString());
-    bytes += static_cast<int64_t>(rows.back().size());
-  }
-  for (const std::string& e : extras) bytes += static_cast<int64_t>(e.size());
-  if (store_bytes_ + job_.bytes + bytes > o.max_bytes) {
-    return Refuse(JobError(
-        domain::ErrorReason::kJobLimitReached,
-        absl::StrCat(
-            "the job would take the job store past its limit (--job_max_bytes ",
-            o.max_bytes, ")")));
-  }
-  if (existing_) {  // the job exists: what is sent again is not stored
-    items_ += static_cast<int64_t>(rows.size());
-    return absl::OkStatus();
-  }
-  if (absl::Status s =
-          manager_->store_->AddItems(job_.seq, items_, rows, extras);
-      !s.ok()) {
-    return Refuse(s);
-  }
-  items_ += static_cast<int64_t>(rows.size());
-  job_.bytes += bytes;
-  return absl::OkStatus();
-}
-
-absl::StatusOr<vin::v1::Job> JobManager::Upload::Finish() {
-  if (!refused_.ok()) return refused_;
-  JobManager& m = *manager_;
-  if (existing_) {
-    done_ = true;
-    absl::MutexLock lock(&m.mu_);
-    auto it = m.by_id_.find(job_.id);
-    if (it == m.by_id_.end()) return NotFound(job_.id);
-    return m.ToJob(m.jobs_[it->second]);
-  }
-  if (!begun_) {
-    return Refuse(JobError(domain::ErrorReason::kInvalidJobSpec,
-                           "CreateJob ended without a JobSpec: send the spec "
-                           "first"));
-  }
-  job_.state = jobs::JobState::kPending;
-  job_.items_total = items_;
-  if (absl::Status s = m.store_->Publish(job_); !s.ok()) return Refuse(s);
-  done_ = true;
-  absl::MutexLock lock(&m.mu_);
-  m.by_id_[job_.id] = job_.seq;
-  Entry& e = m.jobs_[job_.seq];
-  e.record = job_;
-  m.log_(absl::StrCat("job ", job_.id, " of tenant ", job_.tenant,
-                      " created: ", items_, " items"));
-  m.Changed(&e);
-  return m.ToJob(e);
-}
-
 // ---- Reading ----
 
 absl::StatusOr<JobManager::Entry*> JobManager::Find(const std::string& tenant,
@@ -276,10 +87,8 @@ int JobManager::OpenJobs(const std::string& tenant) {
   for (const auto& [seq, e] : jobs_) {
     if (e.record.tenant == tenant && !jobs::IsTerminal(e.record.state)) ++n;
   }
-  const std::string prefix = tenant + "\n";
-  for (const std::string& key : staging_keys_) {
-    if (key.compare(0, prefix.size(), prefix) == 0) ++n;
-  }
+  auto uploading = uploading_.find(tenant);
+  if (uploading != uploading_.end()) n += uploading->second;
   return n;
 }
 

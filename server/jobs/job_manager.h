@@ -94,12 +94,15 @@ class JobManager {
     Upload(JobManager* manager, std::string tenant)
         : manager_(manager), tenant_(std::move(tenant)) {}
     absl::Status Refuse(absl::Status why);
+    // No longer among the tenant's uploads (under the manager's mu_).
+    void Uncount() ABSL_EXCLUSIVE_LOCKS_REQUIRED(manager_->mu_);
 
     JobManager* const manager_;
     const std::string tenant_;
     jobs::JobRecord job_;
     std::string staging_key_;  // in staging_keys_ while this upload lives
     int64_t store_bytes_ = 0;  // the store's bytes when the spec came
+    bool counted_ = false;     // in the manager's uploading_
     bool begun_ = false;       // the staging row exists
     bool done_ = false;        // published, refused or deduplicated
     bool existing_ = false;    // an idempotency key found its job
@@ -193,6 +196,9 @@ class JobManager {
   absl::flat_hash_map<std::string, int64_t> by_id_ ABSL_GUARDED_BY(mu_);
   // "<tenant>\n<idempotency key>" of uploads not yet finished.
   absl::flat_hash_set<std::string> staging_keys_ ABSL_GUARDED_BY(mu_);
+  // Uploads past their spec's checks and not yet finished, by tenant: they
+  // count among its open jobs.
+  absl::flat_hash_map<std::string, int> uploading_ ABSL_GUARDED_BY(mu_);
   int64_t items_done_total_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t items_failed_total_ ABSL_GUARDED_BY(mu_) = 0;
   const std::unique_ptr<JobRunner> runner_;

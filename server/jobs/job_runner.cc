@@ -108,10 +108,11 @@ void JobRunner::Stop() {
   }
   if (m_->thread_.joinable()) m_->thread_.join();
   absl::MutexLock lock(&m_->mu_);
+  // What has come back is committed; the items still in flight stay
+  // unfinished in the store: they run again after a restart. Their waiters
+  // leave, and their events are awaited so that no listener outlives this.
+  CommitCompletions();
   stopping_ = true;
-  // Items in flight stay unfinished in the store: they run again after a
-  // restart. Their waiters leave, and their events are awaited so that no
-  // listener outlives this.
   for (auto& [seq, e] : m_->jobs_) {
     if (e.run != nullptr) Abandon(&e);
   }

@@ -345,7 +345,14 @@ TEST_F(JobManagerTest, TooManyOpenJobsOfATenantAreRefused) {
   JobOptions o;
   o.max_open = 2;
   MakeManager(o);
-  ASSERT_TRUE(Create(Spec(), Vins(1)).ok());
+  vin::v1::JobSpec keyed = Spec();
+  keyed.set_idempotency_key("k1");
+  ASSERT_TRUE(Create(keyed, Vins(1)).ok());  // a key counts once
+  // An upload under way counts among the tenant's open jobs.
+  auto under_way = manager_->NewUpload("default");
+  ASSERT_TRUE(under_way->Spec(Spec()).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(Create(Spec(), Vins(1)).status()));
+  under_way.reset();
   ASSERT_TRUE(Create(Spec(), Vins(1)).ok());
   const absl::Status third = Create(Spec(), Vins(1)).status();
   EXPECT_TRUE(absl::IsResourceExhausted(third)) << third;

@@ -16,7 +16,9 @@
 #include "absl/strings/str_split.h"
 #include "fake_vpic/fake_vpic.h"
 #include "gtest/gtest.h"
+#include "testing/eventually.h"
 #include "testing/http_client.h"
+#include "testing/http_receiver.h"
 #include "testing/real_server.h"
 #include "testing/temp_dir.h"
 #include "testing/vin_gen.h"
@@ -264,6 +266,55 @@ TEST_F(JobProcessTest, JobsOverHttp) {
       200);
   EXPECT_EQ(testing_util::HttpGet(port, "/v1/jobs/" + job.job_id()).status,
             404);
+}
+
+// notify_url (rule 20): the end of a job is POSTed once to a listed host,
+// as the final Job in JSON; a host that is not listed is refused at
+// creation and nothing is stored.
+TEST(JobNotify, TheEndIsPostedOnceToAListedHost) {
+  auto fake = fakevpic::FakeVpic::Start();
+  ASSERT_TRUE(fake.ok()) << fake.status();
+  testing_util::HttpReceiver hook;
+  testing_util::TempDir dir("vin-jobnotify");
+  testing_util::RealServer server;
+  const std::string host = absl::StrCat("127.0.0.1:", hook.port());
+  ASSERT_TRUE(server.Start({"--vpic_base_url=" + (*fake)->base_url(),
+                            "--job_path=" + dir.File("jobs.db"),
+                            "--job_notify_hosts=" + host}));
+  const int http = server.http_port();
+  const std::string feed =
+      absl::StrCat("{\"vin\":\"", testing_util::ValidVin(1), "\"}\n");
+  testing_util::HttpResponse refused = testing_util::HttpCall(
+      http, "POST", "/v1/jobs?notify_url=http%3A%2F%2F127.0.0.2%3A9%2Fdone",
+      feed);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_TRUE(absl::StrContains(refused.body, "not one of --job_notify_hosts"))
+      << refused.body;
+  testing_util::HttpResponse created = testing_util::HttpCall(
+      http, "POST",
+      absl::StrCat("/v1/jobs?notify_url=http%3A%2F%2F", host, "%2Fjobs%2Fdone"),
+      feed);
+  ASSERT_EQ(created.status, 200) << created.body;
+  Job job;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(created.body, &job).ok());
+  const auto posts = hook.WaitFor(1, absl::Seconds(30));
+  ASSERT_EQ(posts.size(), 1u);
+  EXPECT_EQ(posts[0].method, "POST");
+  EXPECT_EQ(posts[0].target, "/jobs/done");
+  Job told;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(posts[0].body, &told).ok())
+      << posts[0].body;
+  EXPECT_EQ(told.job_id(), job.job_id());
+  EXPECT_EQ(told.state(), vin::v1::JOB_STATE_SUCCEEDED);
+  // Once: the receiver answered 204, and the job is marked told.
+  EXPECT_TRUE(testing_util::Eventually(
+      [&] { return server.Metric("vin_job_notifications_total") == 1; }));
+  EXPECT_EQ(hook.WaitFor(1, absl::ZeroDuration()).size(), 1u);
+  // The refused job left nothing: one job listed.
+  testing_util::HttpResponse list = testing_util::HttpGet(http, "/v1/jobs");
+  EXPECT_EQ(list.body.find("jobId"), list.body.rfind("jobId")) << list.body;
 }
 
 // Without --job_path the job methods name the flag.
