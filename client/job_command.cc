@@ -1,6 +1,7 @@
 #include "client/job_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -132,15 +133,20 @@ int Submit(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
 struct FetchState {
   std::string token;
   int64_t written = 0;
+  int64_t bytes = 0;   // of the output then: more was not accounted for
+  int64_t failed = 0;  // records written failed
 };
 
 absl::optional<FetchState> ReadState(const std::string& path) {
   std::ifstream in(path);
   if (!in) return absl::nullopt;
   FetchState s;
-  std::string count;
+  std::string count, bytes, failed;
   if (!std::getline(in, s.token) || !std::getline(in, count) ||
-      !absl::SimpleAtoi(count, &s.written)) {
+      !std::getline(in, bytes) || !std::getline(in, failed) ||
+      !absl::SimpleAtoi(count, &s.written) ||
+      !absl::SimpleAtoi(bytes, &s.bytes) ||
+      !absl::SimpleAtoi(failed, &s.failed)) {
     return absl::nullopt;
   }
   return s;
@@ -150,7 +156,10 @@ bool WriteState(const std::string& path, const FetchState& s) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << s.token << "\n" << s.written << "\n";
+    out << s.token << "\n"
+        << s.written << "\n"
+        << s.bytes << "\n"
+        << s.failed << "\n";
     if (!out.flush()) return false;
   }
   return std::rename(tmp.c_str(), path.c_str()) == 0;
@@ -191,6 +200,11 @@ int Fetch(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
   std::ofstream file;
   std::ostream* sink = &out;
   if (o.out != "-") {
+    // Rows written after the last page accounted for (a fetch killed
+    // between the two) are cut off: they come again.
+    std::error_code ec;
+    if (state.written > 0) std::filesystem::resize_file(o.out, state.bytes, ec);
+    if (ec) state = FetchState();
     file.open(o.out, std::ios::binary |
                          (state.written > 0 ? std::ios::app : std::ios::trunc));
     if (!file) {
@@ -201,7 +215,6 @@ int Fetch(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
   }
   feed::ResultWriter writer(o.format, feed->columns(), sink);
   if (state.written == 0 && !writer.WriteHeader().ok()) return kExitError;
-  int64_t failed = 0;
   int64_t record = 0;  // records of the input read
   auto next_record = [&]() -> absl::StatusOr<absl::optional<feed::FeedRecord>> {
     ++record;
@@ -234,13 +247,18 @@ int Fetch(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
               ? feed::Outcome::ClientFailure("BAD_ROW", (*rec)->problem)
           : r.has_result() ? feed::Outcome::Done(r.result())
                            : feed::Outcome::Failed(r.failure());
-      failed += outcome.done ? 0 : 1;
+      state.failed += outcome.done ? 0 : 1;
       if (!writer.Write(r.index(), (*rec)->fields, outcome).ok()) {
         return kExitError;
       }
     }
     if (!writer.Flush().ok()) return kExitError;
     state.written += page.results_size();
+    if (file.is_open()) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(o.out, ec);
+      if (!ec) state.bytes = static_cast<int64_t>(size);
+    }
     if (!page.next_page_token().empty()) state.token = page.next_page_token();
     if (!state_path.empty() && !WriteState(state_path, state)) {
       err << "vinctl: cannot write " << state_path << std::endl;
@@ -255,7 +273,7 @@ int Fetch(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
     }
   }
   if (!state_path.empty()) std::remove(state_path.c_str());
-  return failed > 0 ? kExitItemsFailed : kExitOk;
+  return state.failed > 0 ? kExitItemsFailed : kExitOk;
 }
 
 }  // namespace

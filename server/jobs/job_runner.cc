@@ -276,19 +276,27 @@ void JobRunner::StartJobs() {
     ++by_tenant[e.record.tenant];
   }
   const absl::Time wall = m_->clock_->WallNow();
+  // In turn per tenant: the tenant with the fewest jobs running, of those
+  // the one whose last start is the oldest (never: first), its oldest
+  // waiting job (jobs_ is in creation order).
+  auto turn = [&](const std::string& tenant) {
+    auto it = last_started_.find(tenant);
+    return std::make_pair(by_tenant[tenant],
+                          it == last_started_.end() ? 0 : it->second);
+  };
   while (running < m_->options_.concurrency) {
-    // The oldest waiting job of the tenant with fewest running.
     JobManager::Entry* next = nullptr;
     for (auto& [seq, e] : m_->jobs_) {
       if (e.record.state != jobs::JobState::kPending) continue;
       if (Held(e.record, wall)) continue;
       if (next == nullptr ||
-          by_tenant[e.record.tenant] < by_tenant[next->record.tenant]) {
+          turn(e.record.tenant) < turn(next->record.tenant)) {
         next = &e;
       }
     }
     if (next == nullptr) break;
     Start(next);
+    last_started_[next->record.tenant] = ++starts_;
     ++running;
     ++by_tenant[next->record.tenant];
   }

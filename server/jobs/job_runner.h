@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -125,6 +126,10 @@ class JobRunner {
   bool woken_ ABSL_GUARDED_BY(done_mu_) = false;
   bool stop_ ABSL_GUARDED_BY(done_mu_) = false;
   bool stopping_ = false;  // under the manager's mu_
+  // Turns per tenant (under the manager's mu_): when each last started a
+  // job, counted in starts.
+  absl::flat_hash_map<std::string, uint64_t> last_started_;
+  uint64_t starts_ = 0;
 };
 
 }  // namespace server

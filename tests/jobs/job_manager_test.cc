@@ -4,6 +4,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/message_differencer.h>
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -358,6 +359,71 @@ TEST_F(JobManagerTest, TooManyOpenJobsOfATenantAreRefused) {
   EXPECT_TRUE(absl::IsResourceExhausted(third)) << third;
   EXPECT_EQ(JobReasonOf(third), domain::ErrorReason::kJobLimitReached);
   EXPECT_TRUE(Create(Spec(), Vins(1), "another").ok());
+}
+
+// Waiting jobs start in creation order, in turn per tenant: with one job
+// running at a time, A's second job waits for B's first.
+TEST_F(JobManagerTest, WaitingJobsStartInTurnPerTenant) {
+  MakeEngine();
+  JobOptions o;
+  o.concurrency = 1;
+  MakeManager(o);
+  absl::StatusOr<Job> a1 = Create(Spec(), Vins(2, 0), "a");
+  absl::StatusOr<Job> a2 = Create(Spec(), Vins(2, 10), "a");
+  absl::StatusOr<Job> b1 = Create(Spec(), Vins(2, 20), "b");
+  ASSERT_TRUE(a1.ok() && a2.ok() && b1.ok());
+  std::vector<std::string> started;
+  for (int i = 0; i < 500 && started.size() < 3; ++i) {
+    Step();
+    for (const auto& [id, tenant] :
+         {std::make_pair(a1->job_id(), "a"), std::make_pair(a2->job_id(), "a"),
+          std::make_pair(b1->job_id(), "b")}) {
+      if (Get(id, tenant).state() != vin::v1::JOB_STATE_PENDING &&
+          std::find(started.begin(), started.end(), id) == started.end()) {
+        started.push_back(id);
+      }
+    }
+  }
+  EXPECT_EQ(started, (std::vector<std::string>{a1->job_id(), b1->job_id(),
+                                               a2->job_id()}));
+}
+
+// --job_max_bytes bounds the store: a job that would take it past is
+// refused, and leaves nothing.
+TEST_F(JobManagerTest, AJobPastTheStoresBytesIsRefused) {
+  MakeEngine();
+  JobOptions o;
+  o.max_bytes = 20000;
+  MakeManager(o);
+  const absl::Status s = Create(Spec(), Vins(2000)).status();
+  EXPECT_EQ(JobReasonOf(s), domain::ErrorReason::kJobLimitReached) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "--job_max_bytes")) << s;
+  absl::StatusOr<vin::v1::ListJobsResponse> jobs =
+      manager_->List("default", {});
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs->jobs_size(), 0);
+  EXPECT_TRUE(Create(Spec(), Vins(10)).ok());  // a small one fits
+}
+
+// An ended job and its results are removed --job_retention after its end.
+TEST_F(JobManagerTest, AnEndedJobIsRemovedAfterTheRetention) {
+  MakeEngine();
+  JobOptions o;
+  o.retention = absl::Hours(1);
+  MakeManager(o);
+  absl::StatusOr<Job> job = Create(Spec(), Vins(3));
+  ASSERT_TRUE(job.ok());
+  while (Get(job->job_id()).state() != vin::v1::JOB_STATE_SUCCEEDED) Step();
+  Step(absl::Minutes(59));
+  Step();
+  EXPECT_EQ(Get(job->job_id()).state(), vin::v1::JOB_STATE_SUCCEEDED);
+  Step(absl::Minutes(2));
+  Step();
+  EXPECT_TRUE(
+      absl::IsNotFound(manager_->Get("default", job->job_id()).status()));
+  EXPECT_TRUE(std::any_of(log_.begin(), log_.end(), [](const std::string& l) {
+    return absl::StrContains(l, "removed: ended over 1h ago");
+  }));
 }
 
 // A page token of one job's results is no token of another's.

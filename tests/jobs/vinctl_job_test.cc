@@ -3,6 +3,7 @@
 // same feed (the input's columns first, input order), failures and rows
 // that cannot be sent included; so are the CSV results of the same feed
 // posted over HTTP as text/csv.
+#include <csignal>
 #include <fstream>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "fake_vpic/fake_vpic.h"
 #include "gtest/gtest.h"
+#include "testing/eventually.h"
 #include "testing/http_client.h"
 #include "testing/real_server.h"
 #include "testing/subprocess.h"
@@ -125,6 +127,61 @@ TEST(VinctlJob, FetchWritesTheFileBatchWritesForTheSameFeed) {
   const VinctlRun gone = Vinctl({"job", "status", id, addr});
   EXPECT_EQ(gone.exit, 2);
   EXPECT_TRUE(absl::StrContains(absl::StrJoin(gone.lines, "\n"), "no job"));
+}
+
+// `vinctl job fetch` killed mid-way resumes from its `<out>.fetch`: run
+// again, it writes the rest, and the file is the one batch writes.
+TEST(VinctlJob, AnInterruptedFetchResumesWhereItStopped) {
+  auto fake = fakevpic::FakeVpic::Start();
+  ASSERT_TRUE(fake.ok()) << fake.status();
+  testing_util::TempDir dir("vin-vinctl-resume");
+  testing_util::RealServer server;
+  // 20 requests of 50 VINs a second: the job takes about 4 s.
+  ASSERT_TRUE(
+      server.Start({"--vpic_base_url=" + (*fake)->base_url(),
+                    "--job_path=" + dir.File("jobs.db"), "--cache_capacity=0",
+                    "--upstream_rate=1200", "--upstream_burst=1"}));
+  const std::string addr = absl::StrCat("--server=127.0.0.1:", server.port());
+  {
+    std::ofstream feed(dir.File("feed.txt"));
+    for (int i = 0; i < 4000; ++i) feed << testing_util::ValidVin(i) << "\n";
+  }
+  ASSERT_EQ(Vinctl({"batch", addr, "--in=" + dir.File("feed.txt"),
+                    "--out=" + dir.File("batch.csv")})
+                .exit,
+            0);
+  const VinctlRun submit =
+      Vinctl({"job", "submit", addr, "--in=" + dir.File("feed.txt")});
+  ASSERT_EQ(submit.exit, 0);
+  const std::string id(absl::StripAsciiWhitespace(submit.lines[0]));
+  const std::vector<std::string> fetch = {VINCTL_BIN,
+                                          "job",
+                                          "fetch",
+                                          id,
+                                          addr,
+                                          "--in=" + dir.File("feed.txt"),
+                                          "--out=" + dir.File("job.csv")};
+  testing_util::Subprocess first;
+  ASSERT_TRUE(first.Start(fetch));
+  // Killed once it has written a page and the job still runs.
+  EXPECT_TRUE(testing_util::Eventually([&] {
+    std::ifstream state(dir.File("job.csv.fetch"));
+    std::string token;
+    int64_t written = 0;
+    return std::getline(state, token) && (state >> written) && written >= 1000;
+  }));
+  first.Signal(SIGKILL);
+  ASSERT_TRUE(first.Wait(absl::Seconds(10)).has_value());
+  const std::string part = Slurp(dir.File("job.csv"));
+  const std::string want = Slurp(dir.File("batch.csv"));
+  ASSERT_LT(part.size(), want.size());
+  EXPECT_EQ(want.compare(0, part.size(), part), 0);  // a prefix so far
+  const VinctlRun again =
+      Vinctl({"job", "fetch", id, addr, "--in=" + dir.File("feed.txt"),
+              "--out=" + dir.File("job.csv")});
+  ASSERT_EQ(again.exit, 0) << absl::StrJoin(again.lines, "\n");
+  EXPECT_EQ(Slurp(dir.File("job.csv")), want);
+  EXPECT_FALSE(std::ifstream(dir.File("job.csv.fetch")).good());
 }
 
 }  // namespace
