@@ -1,5 +1,6 @@
 #include "client/job_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/batch.h"
 #include "feed/feed.h"
@@ -24,6 +26,9 @@ using vin::v1::Job;
 
 constexpr int kChunk = 1000;  // items per CreateJob message
 constexpr int kPage = 1000;   // results per ListJobResults page
+// Watches in a row that may end without the job moving (about 20 s of
+// pauses).
+constexpr int kMaxLostWatches = 20;
 
 void Prepare(grpc::ClientContext* ctx, const JobOptions& o) {
   if (!o.tenant.empty()) ctx->AddMetadata("x-vin-tenant", o.tenant);
@@ -166,8 +171,11 @@ bool WriteState(const std::string& path, const FetchState& s) {
 }
 
 // Waits until job `id` has moved (WatchJob's next Job after the first).
-bool AwaitChange(const JobOptions& o,
-                 vin::v1::VinJobService::StubInterface* stub) {
+// Waits until job `id` has moved (WatchJob's next Job after the first, or
+// one that has ended). A watch that ends otherwise (the server restarting,
+// a proxy's idle timeout) is no answer: the status says why.
+grpc::Status AwaitChange(const JobOptions& o,
+                         vin::v1::VinJobService::StubInterface* stub) {
   grpc::ClientContext ctx;
   Prepare(&ctx, o);
   vin::v1::GetJobRequest r;
@@ -175,16 +183,17 @@ bool AwaitChange(const JobOptions& o,
   auto reader = stub->WatchJob(&ctx, r);
   Job job;
   int seen = 0;
-  bool moved = false;
   while (reader->Read(&job)) {
     if (++seen == 2 || Ended(job)) {
-      moved = true;
       ctx.TryCancel();
-      break;
+      reader->Finish();
+      return grpc::Status::OK;
     }
   }
-  reader->Finish();
-  return moved;
+  const grpc::Status s = reader->Finish();
+  return s.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                               "the watch ended without the job moving")
+                : s;
 }
 
 int Fetch(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
@@ -224,6 +233,7 @@ int Fetch(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
     auto r = next_record();
     if (!r.ok() || !r->has_value()) break;
   }
+  int lost = 0;  // watches in a row that ended without the job moving
   while (true) {
     grpc::ClientContext ctx;
     Prepare(&ctx, o);
@@ -265,12 +275,25 @@ int Fetch(const JobOptions& o, vin::v1::VinJobService::StubInterface* stub,
       return kExitError;
     }
     if (page.complete()) break;
-    if (page.results_size() == 0 && !AwaitChange(o, stub)) {
-      err << "vinctl: lost the job while waiting for its results; run the "
-             "same fetch again to resume"
-          << std::endl;
+    if (page.results_size() > 0) {
+      lost = 0;
+      continue;
+    }
+    // Nothing new: wait for the job to move. A watch that ends without it
+    // is tried again after a growing pause (the next page says whether the
+    // job is still there); after about 20 s of that, the fetch gives up.
+    const grpc::Status watched = AwaitChange(o, stub);
+    if (watched.ok()) {
+      lost = 0;
+      continue;
+    }
+    if (++lost > kMaxLostWatches) {
+      err << "vinctl: lost the job while waiting for its results ("
+          << watched.error_message() << "); run the same fetch again to "
+          << "resume" << std::endl;
       return kExitError;
     }
+    absl::SleepFor(std::min(absl::Seconds(4), absl::Milliseconds(100) * lost));
   }
   if (!state_path.empty()) std::remove(state_path.c_str());
   return state.failed > 0 ? kExitItemsFailed : kExitOk;

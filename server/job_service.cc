@@ -3,6 +3,7 @@
 #include <atomic>
 #include <utility>
 
+#include "absl/types/optional.h"
 #include "server/common/status_mapping.h"
 #include "server/jobs/job_mapping.h"
 
@@ -62,46 +63,76 @@ class JobService::Watch final : public grpc::ServerWriteReactor<vin::v1::Job> {
 
   // Under the service's mu_: write the job if it moved and no write is in
   // progress; end the stream after its terminal state, or when it is gone.
+  // gRPC is called after the stream's own lock is released: OnDone may run
+  // on another thread as soon as Finish is called, and the pump may then
+  // delete this, so nothing of it is touched after Finish.
   void Poll() {
-    absl::MutexLock lock(&mu_);
-    if (writing_ || finished_) return;
-    if (ended_) return End(grpc::Status::OK);
-    if (cancelled_) return End(grpc::Status::CANCELLED);
-    uint64_t version = version_;
-    absl::StatusOr<vin::v1::Job> job =
-        service_->jobs_->Get(tenant_, id_, &version);
-    if (!job.ok()) return End(JobStatus(job.status()));
-    if (sent_any_ && version == version_) return;
-    version_ = version;
-    sent_any_ = true;
-    job_ = std::move(*job);
-    ended_ = job_.state() >= vin::v1::JOB_STATE_SUCCEEDED;
-    writing_ = true;
+    absl::optional<grpc::Status> end;
+    {
+      absl::MutexLock lock(&mu_);
+      if (writing_ || finished_) return;
+      if (ended_) {
+        end = Ending(grpc::Status::OK);
+      } else if (cancelled_) {
+        end = Ending(grpc::Status::CANCELLED);
+      } else {
+        uint64_t version = version_;
+        absl::StatusOr<vin::v1::Job> job =
+            service_->jobs_->Get(tenant_, id_, &version);
+        if (!job.ok()) {
+          end = Ending(JobStatus(job.status()));
+        } else {
+          if (sent_any_ && version == version_) return;
+          version_ = version;
+          sent_any_ = true;
+          job_ = std::move(*job);
+          ended_ = job_.state() >= vin::v1::JOB_STATE_SUCCEEDED;
+          writing_ = true;  // job_ is not touched until OnWriteDone
+        }
+      }
+    }
+    if (end.has_value()) return Finish(*end);
     StartWrite(&job_);
   }
 
   // The server stops: the stream ends now, or when its write is done.
   void Stop() {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-    if (!writing_) End(Stopping());
+    absl::optional<grpc::Status> end;
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+      if (!writing_) end = Ending(Stopping());
+    }
+    if (end.has_value()) Finish(*end);
   }
 
   // A write in progress when the call is cancelled or the server stops
   // ends the stream when it is done (the pump may have stopped): gRPC
   // waits for every stream's Finish, cancelled or not.
   void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
-    writing_ = false;
-    if (!ok || cancelled_) return End(grpc::Status::CANCELLED);
-    if (stopping_) return End(Stopping());
-    if (ended_) return End(grpc::Status::OK);
+    absl::optional<grpc::Status> end;
+    {
+      absl::MutexLock lock(&mu_);
+      writing_ = false;
+      if (!ok || cancelled_) {
+        end = Ending(grpc::Status::CANCELLED);
+      } else if (stopping_) {
+        end = Ending(Stopping());
+      } else if (ended_) {
+        end = Ending(grpc::Status::OK);
+      }
+    }
+    if (end.has_value()) Finish(*end);
   }
 
   void OnCancel() override {
-    absl::MutexLock lock(&mu_);
-    cancelled_ = true;
-    if (!writing_) End(grpc::Status::CANCELLED);
+    absl::optional<grpc::Status> end;
+    {
+      absl::MutexLock lock(&mu_);
+      cancelled_ = true;
+      if (!writing_) end = Ending(grpc::Status::CANCELLED);
+    }
+    if (end.has_value()) Finish(*end);
   }
 
   // The stream is over; the pump (or the service's end) deletes it, so
@@ -111,10 +142,13 @@ class JobService::Watch final : public grpc::ServerWriteReactor<vin::v1::Job> {
   bool done() const { return done_.load(); }
 
  private:
-  void End(const grpc::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (finished_) return;
+  // The status to Finish with, the first time the stream is to end (then
+  // the caller calls Finish, outside the lock); nullopt after.
+  absl::optional<grpc::Status> Ending(grpc::Status status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finished_) return absl::nullopt;
     finished_ = true;
-    Finish(status);
+    return status;
   }
 
   static grpc::Status Stopping() {

@@ -146,6 +146,13 @@ class JobProcessTest : public testing::Test {
     EXPECT_EQ(end.items_done(), kItems);
     bool complete = false;
     const std::vector<vin::v1::JobResult> results = Results(id, &complete);
+    if (!complete) {  // what the restarted server said (a sanitizer's report)
+      const auto code = server->proc().Wait(absl::Seconds(1));
+      ADD_FAILURE() << "server exit: " << (code ? *code : -1);
+      for (const std::string& line : server->proc().lines()) {
+        if (line.find(" info ") == std::string::npos) std::cerr << line << "\n";
+      }
+    }
     EXPECT_TRUE(complete);
     ASSERT_EQ(results.size(), static_cast<size_t>(kItems));
     for (int i = 0; i < kItems; ++i) {

@@ -179,6 +179,11 @@ TEST(VinctlJob, AnInterruptedFetchResumesWhereItStopped) {
   const VinctlRun again =
       Vinctl({"job", "fetch", id, addr, "--in=" + dir.File("feed.txt"),
               "--out=" + dir.File("job.csv")});
+  if (again.exit != 0) {  // what the server said (a sanitizer's report)
+    for (const std::string& line : server.proc().lines()) {
+      if (line.find(" info ") == std::string::npos) std::cerr << line << "\n";
+    }
+  }
   ASSERT_EQ(again.exit, 0) << absl::StrJoin(again.lines, "\n");
   EXPECT_EQ(Slurp(dir.File("job.csv")), want);
   EXPECT_FALSE(std::ifstream(dir.File("job.csv.fetch")).good());
