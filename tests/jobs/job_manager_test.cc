@@ -142,6 +142,13 @@ TEST_F(JobManagerTest, CancelMidRunFailsWhatIsLeftAndAsksNothingMore) {
   absl::StatusOr<Job> job = Create(Spec(), vins);
   ASSERT_TRUE(job.ok()) << job.status();
   while (Get(job->job_id()).items_done() < 100) Step(absl::Milliseconds(100));
+  // What the metrics read while it runs (vin_jobs, vin_job_*).
+  const JobManager::Stats running = manager_->GetStats();
+  EXPECT_EQ(running.jobs_by_state[static_cast<int>(jobs::JobState::kRunning)],
+            1);
+  EXPECT_EQ(running.items_waiting, 400 - running.items_done);
+  EXPECT_GE(running.oldest_running_age, absl::Seconds(1));
+  EXPECT_GT(running.in_flight, 0);
   absl::StatusOr<Job> cancelled = manager_->Cancel("default", job->job_id());
   ASSERT_TRUE(cancelled.ok()) << cancelled.status();
   EXPECT_EQ(cancelled->state(), vin::v1::JOB_STATE_CANCELLED);
