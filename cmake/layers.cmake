@@ -25,7 +25,7 @@ set(VIN_LAYERS
   "snapshot: vpic vin util | domain loop retry clocks"
   "engine_api: domain upstream vin vpic loop | coalesce retry clocks"
   "engine: engine_api domain vin vpic retry loop coalesce upstream snapshot metrics disk_cache | clocks"
-  "fleet: engine_api upstream loop domain util | vin vpic coalesce retry clocks"
+  "fleet: engine_api upstream loop domain util jobs | vin vpic coalesce retry clocks"
   "server_common: engine engine_api domain vin util | vpic loop upstream retry coalesce snapshot metrics disk_cache clocks"
   "server_jobs: server_common engine engine_api jobs domain upstream clocks retry | vin util vpic loop coalesce snapshot metrics disk_cache"
   "server_http: server_jobs server_common engine engine_api domain vin util metrics feed | jobs vpic loop upstream retry coalesce snapshot disk_cache clocks"

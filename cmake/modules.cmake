@@ -82,8 +82,9 @@ vin_module(engine_api PUBLIC vin_domain vin_vin vin_vpic vin_loop vin_upstream
   absl::time absl::optional absl::strings)
 vin_module(engine PUBLIC vin_engine_api vin_domain vin_vin vin_vpic vin_retry
   vin_loop vin_coalesce vin_upstream vin_snapshot vin_metrics vin_disk_cache)
-# Fleet mode on Redis (src/fleet/): implements engine_api's FleetBackend.
-vin_module(fleet PUBLIC vin_engine_api vin_upstream vin_loop vin_domain vin_proto
+# Fleet mode on Redis (src/fleet/): implements engine_api's FleetBackend,
+# and the jobs' store of a fleet (jobs::JobStore).
+vin_module(fleet PUBLIC vin_engine_api vin_upstream vin_loop vin_domain vin_jobs vin_proto
   PkgConfig::HIREDIS absl::status absl::statusor absl::strings absl::str_format
   absl::time absl::optional absl::flat_hash_set absl::random_random
   PRIVATE vin_util OpenSSL::SSL OpenSSL::Crypto)

@@ -28,6 +28,10 @@ ABSL_FLAG(int64_t, job_max_bytes, int64_t{1} << 30,
           "would take it past is refused");
 ABSL_FLAG(absl::Duration, job_retention, absl::Hours(24 * 7),
           "how long an ended job and its results are kept");
+ABSL_FLAG(absl::Duration, job_lease, absl::Seconds(30),
+          "with --redis_url: how long a replica holds a job it works without "
+          "renewing its lease (every third of it); a replica that dies leaves "
+          "its jobs to another after this long");
 ABSL_FLAG(std::string, job_notify_hosts, "",
           "comma-separated hosts (as written in the URL, host or host:port) "
           "a job's notify_url may name; empty: no job may ask to be told");
@@ -43,6 +47,7 @@ absl::Status JobsFromFlags(ServerOptions& options) {
   j.max_open = absl::GetFlag(FLAGS_job_max_open);
   j.max_bytes = absl::GetFlag(FLAGS_job_max_bytes);
   j.retention = absl::GetFlag(FLAGS_job_retention);
+  j.lease = absl::GetFlag(FLAGS_job_lease);
   j.notify_hosts.clear();
   for (absl::string_view h :
        absl::StrSplit(absl::GetFlag(FLAGS_job_notify_hosts), ',',
@@ -65,6 +70,9 @@ absl::Status JobsFromFlags(ServerOptions& options) {
   }
   if (j.retention <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--job_retention must be positive");
+  }
+  if (j.lease < absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--job_lease must be at least 1s");
   }
   return absl::OkStatus();
 }

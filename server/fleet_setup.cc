@@ -144,4 +144,24 @@ absl::StatusOr<std::unique_ptr<fleet::RedisFleet>> StartRedisFleet(
   return f;
 }
 
+absl::StatusOr<std::unique_ptr<fleet::RedisJobStore>> StartRedisJobStore(
+    const FleetOptions& options, const engine::EngineOptions& engine,
+    const std::string& owner, std::function<void(const std::string&)> warn) {
+  auto o = RedisFleetOptionsFor(options, engine);
+  if (!o.ok()) return o.status();
+  const std::string url = fleet::RedactRedisUrl(options.redis_url);
+  auto caller = fleet::RedisCaller::Start(
+      o->address, o->tls, std::max(absl::Seconds(2), options.timeout));
+  if (!caller.ok()) return caller.status();
+  fleet::RedisJobStoreOptions j;
+  j.prefix = o->prefix;
+  j.secret = o->trust.secret;
+  j.owner = owner;
+  j.warn = [warn, url](const std::string& why) {
+    warn(absl::StrCat("a job in redis ", url, " was not believed: ", why));
+  };
+  return std::make_unique<fleet::RedisJobStore>(*std::move(caller),
+                                                std::move(j));
+}
+
 }  // namespace server

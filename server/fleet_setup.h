@@ -7,12 +7,14 @@
 #ifndef VIN_SERVER_FLEET_SETUP_H_
 #define VIN_SERVER_FLEET_SETUP_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
 #include "fleet/redis_fleet.h"
+#include "fleet/redis_job_store.h"
 #include "metrics/metrics.h"
 #include "server/fleet_join.h"
 
@@ -32,6 +34,14 @@ absl::StatusOr<fleet::RedisFleetOptions> RedisFleetOptionsFor(
 absl::StatusOr<std::unique_ptr<fleet::RedisFleet>> StartRedisFleet(
     const FleetOptions& options, const engine::EngineOptions& engine,
     metrics::ServiceMetrics* m, FleetJoin* join);
+
+// The fleet's job store (DESIGN rule 20): Redis of `options`, with its
+// own connection (commands wait: up to max(--redis_timeout, 2 s)), the
+// fleet's prefix and secret; leases are taken in the name of `owner` (this
+// replica's).
+absl::StatusOr<std::unique_ptr<fleet::RedisJobStore>> StartRedisJobStore(
+    const FleetOptions& options, const engine::EngineOptions& engine,
+    const std::string& owner, std::function<void(const std::string&)> warn);
 
 }  // namespace server
 

@@ -132,18 +132,7 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (!engine.ok()) return engine.status();
   s->engine_ = *std::move(engine);
   if (absl::Status st = CheckCallLimits(options); !st.ok()) return st;
-  if (!options.jobs.path.empty()) {
-    auto jobs = JobManager::Start(
-        options.jobs, s->engine_.get(), clocks::Clock::Real(),
-        [](const std::string& warning) {
-          log::Event(log::Level::kWarn, warning, {});
-        },
-        [](const std::string& line) {
-          log::Event(log::Level::kInfo, line, {});
-        });
-    if (!jobs.ok()) return jobs.status();
-    s->jobs_ = *std::move(jobs);
-  }
+  if (absl::Status st = s->StartJobs(options); !st.ok()) return st;
   s->job_service_ =
       std::make_unique<JobService>(s->jobs_.get(), options.tenants);
   s->decode_ =
@@ -200,6 +189,39 @@ absl::Status VinServer::StartFleet(const FleetOptions& fleet_options,
   fleet_ = *std::move(fleet);
   engine_options->fleet = fleet_.get();
   engine_options->fleet_lease = fleet_options.lease;
+  return absl::OkStatus();
+}
+
+absl::Status VinServer::StartJobs(const ServerOptions& options) {
+  auto warn = [](const std::string& warning) {
+    log::Event(log::Level::kWarn, warning, {});
+  };
+  auto info = [](const std::string& line) {
+    log::Event(log::Level::kInfo, line, {});
+  };
+  absl::StatusOr<std::unique_ptr<JobManager>> jobs;
+  if (!options.fleet.redis_url.empty()) {
+    // A fleet's jobs live in Redis, where every replica finds them.
+    if (!options.jobs.path.empty()) {
+      return absl::InvalidArgumentError(
+          "--job_path with --redis_url: a fleet keeps its jobs in Redis, "
+          "where every replica finds them; drop --job_path");
+    }
+    auto store = StartRedisJobStore(options.fleet, options.engine,
+                                    fleet_->replica(), warn);
+    if (!store.ok()) return store.status();
+    const std::string durability = (*store)->DurabilityWarning();
+    if (!durability.empty()) warn(durability);
+    jobs = JobManager::StartWith(*std::move(store), options.jobs, engine_.get(),
+                                 clocks::Clock::Real(), info);
+  } else if (!options.jobs.path.empty()) {
+    jobs = JobManager::Start(options.jobs, engine_.get(), clocks::Clock::Real(),
+                             warn, info);
+  } else {
+    return absl::OkStatus();
+  }
+  if (!jobs.ok()) return jobs.status();
+  jobs_ = *std::move(jobs);
   return absl::OkStatus();
 }
 

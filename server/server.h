@@ -178,6 +178,9 @@ class VinServer {
   absl::Status StartFleet(const FleetOptions& fleet_options,
                           engine::EngineOptions* engine_options);
   // The batch window, streams per connection and memory bound are usable.
+  // Bulk jobs: in Redis with --redis_url, in --job_path's file otherwise,
+  // or none.
+  absl::Status StartJobs(const ServerOptions& options);
   static absl::Status CheckCallLimits(const ServerOptions& options);
   absl::Status StartMetricsExporter(const ServerOptions& options);
   // The reloader of the TLS listeners' certificates, once they listen.

@@ -31,21 +31,37 @@ absl::Status NotFound(const std::string& id) {
 absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
     JobOptions options, engine::Engine* engine, const clocks::Clock* clock,
     Warn warn, Log log, Mode mode, JobNotifier::Post notify) {
-  absl::StatusOr<std::unique_ptr<jobs::JobStore>> store =
-      jobs::JobStore::Open(options.path, warn, clock->WallNow());
+  absl::StatusOr<std::unique_ptr<jobs::SqliteJobStore>> store =
+      jobs::SqliteJobStore::Open(options.path, warn, clock->WallNow());
   if (!store.ok()) return store.status();
-  absl::StatusOr<std::vector<jobs::JobRecord>> loaded = (*store)->LoadJobs();
-  if (!loaded.ok()) return loaded.status();
+  return StartWith(*std::move(store), std::move(options), engine, clock,
+                   std::move(log), mode, std::move(notify));
+}
+
+absl::StatusOr<std::unique_ptr<JobManager>> JobManager::StartWith(
+    std::unique_ptr<jobs::JobStore> store, JobOptions options,
+    engine::Engine* engine, const clocks::Clock* clock, Log log, Mode mode,
+    JobNotifier::Post notify) {
+  absl::StatusOr<std::vector<jobs::JobRecord>> loaded = store->LoadJobs();
+  if (!loaded.ok()) {
+    // A fleet's Redis not reachable yet: the runner reads the jobs when it
+    // is.
+    if (!store->shared()) return loaded.status();
+    log(absl::StrCat("job store: jobs not read yet: ",
+                     loaded.status().ToString()));
+    loaded = std::vector<jobs::JobRecord>();
+  }
   std::unique_ptr<JobManager> m(
-      new JobManager(std::move(options), std::move(*store), engine, clock,
+      new JobManager(std::move(options), std::move(store), engine, clock,
                      std::move(log), std::move(notify)));
   {
     absl::MutexLock lock(&m->mu_);
     for (jobs::JobRecord& r : *loaded) {
-      m->by_id_[r.id] = r.seq;
-      m->items_done_total_ += r.items_done;
-      m->items_failed_total_ += r.items_failed;
-      m->jobs_[r.seq].record = std::move(r);
+      if (!m->store_->shared()) {
+        m->items_done_total_ += r.items_done;
+        m->items_failed_total_ += r.items_failed;
+      }
+      m->Adopt(std::move(r));
     }
   }
   if (mode == Mode::kOwnThread) {
@@ -64,7 +80,6 @@ JobManager::JobManager(JobOptions options,
       engine_(engine),
       clock_(clock),
       log_(std::move(log)),
-      tokens_(store_->secret()),
       runner_(std::make_unique<JobRunner>(this)),
       notifier_(this, std::move(notify)) {}
 
@@ -72,10 +87,39 @@ JobManager::~JobManager() { Stop(); }
 
 // ---- Reading ----
 
+JobManager::Entry* JobManager::Adopt(jobs::JobRecord r) {
+  by_id_[r.id] = r.seq;
+  Entry& e = jobs_[r.seq];
+  e.record = std::move(r);
+  return &e;
+}
+
+absl::StatusOr<jobs::PageTokens> JobManager::Tokens() {
+  absl::StatusOr<std::string> secret = store_->Secret();
+  if (!secret.ok()) {
+    return JobError(domain::ErrorReason::kJobStoreUnavailable,
+                    std::string(secret.status().message()));
+  }
+  return jobs::PageTokens(*std::move(secret));
+}
+
 absl::StatusOr<JobManager::Entry*> JobManager::Find(const std::string& tenant,
                                                     const std::string& id) {
   auto it = by_id_.find(id);
-  if (it == by_id_.end()) return NotFound(id);
+  if (it == by_id_.end()) {
+    if (!store_->shared()) return NotFound(id);
+    // Another replica's job, not read here yet.
+    absl::StatusOr<jobs::JobRecord> r = store_->LoadJob(id);
+    if (absl::IsNotFound(r.status())) return NotFound(id);
+    if (!r.ok()) {
+      return JobError(domain::ErrorReason::kJobStoreUnavailable,
+                      std::string(r.status().message()));
+    }
+    if (r->tenant != tenant) return NotFound(id);
+    Entry* e = Adopt(*std::move(r));
+    Changed(e);
+    return e;
+  }
   Entry& e = jobs_[it->second];
   // Another tenant's job is not there for this caller.
   if (e.record.tenant != tenant) return NotFound(id);
@@ -113,9 +157,11 @@ absl::StatusOr<vin::v1::Job> JobManager::Get(const std::string& tenant,
 absl::StatusOr<vin::v1::ListJobsResponse> JobManager::List(
     const std::string& tenant, const vin::v1::ListJobsRequest& request) {
   const std::string scope = absl::StrCat("jobs/", tenant);
+  absl::StatusOr<jobs::PageTokens> tokens = Tokens();
+  if (!tokens.ok()) return tokens.status();
   int64_t below = INT64_MAX;  // newest first: seqs below this one
   if (!request.page_token().empty()) {
-    absl::StatusOr<int64_t> p = tokens_.Check(scope, request.page_token());
+    absl::StatusOr<int64_t> p = tokens->Check(scope, request.page_token());
     if (!p.ok()) {
       return JobError(domain::ErrorReason::kInvalidPageToken,
                       std::string(p.status().message()));
@@ -128,7 +174,7 @@ absl::StatusOr<vin::v1::ListJobsResponse> JobManager::List(
   for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) {
     if (it->first >= below || it->second.record.tenant != tenant) continue;
     if (out.jobs_size() == size) {
-      out.set_next_page_token(tokens_.Issue(scope, below));
+      out.set_next_page_token(tokens->Issue(scope, below));
       break;
     }
     *out.add_jobs() = ToJob(it->second);
@@ -151,9 +197,11 @@ absl::StatusOr<vin::v1::ListJobResultsResponse> JobManager::Results(
     if (rows_out != nullptr) rows_out->columns = (*e)->record.columns;
   }
   const std::string scope = absl::StrCat("results/", request.job_id());
+  absl::StatusOr<jobs::PageTokens> tokens = Tokens();
+  if (!tokens.ok()) return tokens.status();
   int64_t from = 0;
   if (!request.page_token().empty()) {
-    absl::StatusOr<int64_t> p = tokens_.Check(scope, request.page_token());
+    absl::StatusOr<int64_t> p = tokens->Check(scope, request.page_token());
     if (!p.ok()) {
       return JobError(domain::ErrorReason::kInvalidPageToken,
                       std::string(p.status().message()));
@@ -162,7 +210,11 @@ absl::StatusOr<vin::v1::ListJobResultsResponse> JobManager::Results(
   }
   absl::StatusOr<std::vector<jobs::StoredResult>> rows = store_->Results(
       seq, from, PageSize(request.page_size(), kDefaultResultsPage));
-  if (!rows.ok()) return rows.status();
+  if (!rows.ok()) {
+    return JobError(
+        domain::ErrorReason::kJobStoreUnavailable,
+        absl::StrCat("results not read: ", rows.status().message()));
+  }
   vin::v1::ListJobResultsResponse out;
   for (const jobs::StoredResult& r : *rows) {
     *out.add_results() = ToJobResult(r);
@@ -170,7 +222,7 @@ absl::StatusOr<vin::v1::ListJobResultsResponse> JobManager::Results(
   }
   const int64_t next = from + static_cast<int64_t>(rows->size());
   out.set_complete(next >= total);
-  if (!out.complete()) out.set_next_page_token(tokens_.Issue(scope, next));
+  if (!out.complete()) out.set_next_page_token(tokens->Issue(scope, next));
   return out;
 }
 
@@ -199,14 +251,19 @@ absl::StatusOr<vin::v1::Job> JobManager::Cancel(const std::string& tenant,
   if (!found.ok()) return found.status();
   Entry* e = *found;
   if (jobs::IsTerminal(e->record.state)) return ToJob(*e);
-  runner_->Abandon(e);
   jobs::JobRecord after = e->record;
+  runner_->Close(&after, jobs::JobState::kCancelled, "cancelled by its caller");
   absl::StatusOr<int64_t> failed =
       store_->FailPending(after.seq, CancelledFailureBytes(), &after);
-  if (!failed.ok()) return failed.status();
+  if (!failed.ok()) {
+    return JobError(domain::ErrorReason::kJobStoreUnavailable,
+                    absl::StrCat("job ", id, " not cancelled: ",
+                                 failed.status().message()));
+  }
+  runner_->Abandon(e);
   items_failed_total_ += *failed;
   e->record = after;
-  runner_->End(e, jobs::JobState::kCancelled, "cancelled by its caller");
+  runner_->Ended(e);
   return ToJob(*e);
 }
 

@@ -55,6 +55,11 @@ struct JobOptions {
   absl::Duration watch_interval = absl::Milliseconds(250);
   // Outcomes are committed at least this often (and at every 1,000).
   absl::Duration commit_interval = absl::Milliseconds(50);
+  // A shared store (a fleet): how long a job's lease lasts unrenewed
+  // (--job_lease; renewed every third of it), and how often the jobs other
+  // replicas created or changed are read again.
+  absl::Duration lease = absl::Seconds(30);
+  absl::Duration sync_interval = absl::Milliseconds(250);
 };
 
 class JobManager {
@@ -69,6 +74,13 @@ class JobManager {
   static absl::StatusOr<std::unique_ptr<JobManager>> Start(
       JobOptions options, engine::Engine* engine, const clocks::Clock* clock,
       Warn warn, Log log, Mode mode = Mode::kOwnThread,
+      JobNotifier::Post notify = JobNotifier::CurlPost());
+  // The same over `store` (a fleet's, in Redis: options.path unused). A
+  // shared store that cannot be reached yet is read again by the runner.
+  static absl::StatusOr<std::unique_ptr<JobManager>> StartWith(
+      std::unique_ptr<jobs::JobStore> store, JobOptions options,
+      engine::Engine* engine, const clocks::Clock* clock, Log log,
+      Mode mode = Mode::kOwnThread,
       JobNotifier::Post notify = JobNotifier::CurlPost());
   ~JobManager();
 
@@ -176,9 +188,14 @@ class JobManager {
   // A job's shown state changed: watchers and the runner are told.
   void Changed(Entry* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   vin::v1::Job ToJob(const Entry& e) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The job `id` of `tenant`, or NOT_FOUND (another tenant's job too).
+  // The job `id` of `tenant`, or NOT_FOUND (another tenant's job too). A
+  // shared store is asked for a job not loaded yet (another replica's).
   absl::StatusOr<Entry*> Find(const std::string& tenant, const std::string& id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts `r` among the jobs (or refreshes it there).
+  Entry* Adopt(jobs::JobRecord r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The page tokens, signed with the store's secret.
+  absl::StatusOr<jobs::PageTokens> Tokens();
   // Jobs of `tenant` not yet ended, those being created included.
   int OpenJobs(const std::string& tenant) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -187,7 +204,6 @@ class JobManager {
   engine::Engine* const engine_;
   const clocks::Clock* const clock_;
   const Log log_;
-  const jobs::PageTokens tokens_;
 
   // Before the runner's done_mu_ (the runner takes it under mu_).
   absl::Mutex mu_;

@@ -185,7 +185,8 @@ domain::ErrorReason JobReasonOf(const absl::Status& status) {
 absl::Status JobsNotConfigured() {
   return JobError(domain::ErrorReason::kJobsNotConfigured,
                   "bulk jobs are off on this server: start vin-server with "
-                  "--job_path=FILE (scripts/serve.sh passes .data/jobs.db)");
+                  "--job_path=FILE (scripts/serve.sh passes .data/jobs.db), "
+                  "or in a fleet with --redis_url");
 }
 
 ErrorDetails JobErrorDetails(const absl::Status& status) {

@@ -18,8 +18,14 @@ constexpr long kTimeoutMs = 10000;  // NOLINT(runtime/int): libcurl's type
 
 size_t Discard(char*, size_t size, size_t n, void*) { return size * n; }
 
+// In a fleet, a replica notifies a job's end while it holds the job's
+// lease (every replica sees the job due): longer than the longest pause
+// between two tries, so that tries of two replicas never interleave.
+constexpr absl::Duration kNotifyHold = absl::Minutes(10);
+
 struct Due {
   int64_t seq;
+  std::string id;
   std::string url;
   std::string json;
 };
@@ -95,6 +101,24 @@ void JobNotifier::Loop() {
   }
 }
 
+bool JobNotifier::Claimed(int64_t seq, const std::string& id) {
+  jobs::JobStore& store = *m_->store_;
+  if (!store.shared()) return true;
+  absl::StatusOr<bool> held = store.Hold(seq, kNotifyHold);
+  if (!held.ok() || !*held) return false;
+  // Another replica may have told it already.
+  absl::StatusOr<jobs::JobRecord> fresh = store.LoadJob(id);
+  if (fresh.ok() && fresh->notify == jobs::NotifyState::kDue) return true;
+  store.Release(seq);
+  if (fresh.ok()) {
+    absl::MutexLock lock(&m_->mu_);
+    auto it = m_->jobs_.find(seq);
+    if (it != m_->jobs_.end()) it->second.record.notify = fresh->notify;
+    plans_.erase(seq);
+  }
+  return false;
+}
+
 void JobNotifier::RunOnce() {
   const absl::Time now = m_->clock_->Now();
   std::vector<Due> due;
@@ -106,7 +130,8 @@ void JobNotifier::RunOnce() {
       if (r.notify != jobs::NotifyState::kDue) continue;
       if (wall - r.end_time > kGiveUpAfter) {
         r.notify = jobs::NotifyState::kGaveUp;
-        m_->store_->Commit({}, {r}).IgnoreError();
+        m_->store_->SaveNotify(r).IgnoreError();
+        m_->store_->Release(seq);
         plans_.erase(seq);
         ++failed_;
         m_->log_(absl::StrCat("job ", r.id,
@@ -119,10 +144,11 @@ void JobNotifier::RunOnce() {
       vin::v1::Job job = m_->ToJob(e);
       std::string json;
       (void)google::protobuf::util::MessageToJsonString(job, &json, {});
-      due.push_back(Due{seq, job.spec().notify_url(), std::move(json)});
+      due.push_back(Due{seq, r.id, job.spec().notify_url(), std::move(json)});
     }
   }
   for (Due& d : due) {
+    if (!Claimed(d.seq, d.id)) continue;
     const int status = post_(d.url, d.json);
     absl::MutexLock lock(&m_->mu_);
     auto it = m_->jobs_.find(d.seq);
@@ -133,7 +159,8 @@ void JobNotifier::RunOnce() {
     jobs::JobRecord& r = it->second.record;
     if (status >= 200 && status < 300) {
       r.notify = jobs::NotifyState::kSent;
-      m_->store_->Commit({}, {r}).IgnoreError();
+      m_->store_->SaveNotify(r).IgnoreError();
+      m_->store_->Release(d.seq);
       plans_.erase(d.seq);
       ++sent_;
       m_->log_(absl::StrCat("job ", r.id, ": notified ", d.url));

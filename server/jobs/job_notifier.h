@@ -56,6 +56,10 @@ class JobNotifier {
     absl::Duration prev = absl::ZeroDuration();
   };
   void Loop();
+  // Whether this process tells job `seq`'s end now: always, with a store
+  // of its own; in a fleet, while it holds the job's lease and the job is
+  // still due.
+  bool Claimed(int64_t seq, const std::string& id);
 
   JobManager* const m_;
   const Post post_;

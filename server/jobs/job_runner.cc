@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "domain/error_reason.h"
 #include "server/common/proto_mapping.h"
@@ -93,6 +94,9 @@ void JobRunner::RunOnce() {
 void JobRunner::Turn() {
   CommitCompletions();
   if (stopping_) return;
+  if (m_->store_->shared()) Share();
+  // While the store cannot take outcomes, nothing ends, starts or is sent.
+  if (!uncommitted_.empty()) return;
   FinishJobs();
   Expire();
   StartJobs();
@@ -114,7 +118,10 @@ void JobRunner::Stop() {
   CommitCompletions();
   stopping_ = true;
   for (auto& [seq, e] : m_->jobs_) {
-    if (e.run != nullptr) Abandon(&e);
+    if (e.run == nullptr) continue;
+    Abandon(&e);
+    // Another replica goes on with it at once.
+    m_->store_->Release(seq);
   }
   const absl::Time deadline = absl::Now() + kStopWait;
   while (!listeners_.empty()) {
@@ -160,8 +167,6 @@ void JobRunner::CommitCompletions() {
     absl::MutexLock lock(&done_mu_);
     taken.swap(completions_);
   }
-  if (taken.empty()) return;
-  std::vector<jobs::Finish> finishes;
   absl::flat_hash_map<int64_t, JobManager::Entry*> touched;
   const absl::Time now = m_->clock_->Now();
   for (Completion& c : taken) {
@@ -190,6 +195,15 @@ void JobRunner::CommitCompletions() {
       }
       continue;
     }
+    uncommitted_.push_back(std::move(c));
+  }
+  if (uncommitted_.empty() && touched.empty()) return;
+  std::vector<jobs::Finish> finishes;
+  for (const Completion& c : uncommitted_) {
+    auto it = m_->jobs_.find(c.seq);
+    if (it == m_->jobs_.end() || it->second.run == nullptr) continue;
+    JobManager::Entry& e = it->second;
+    JobRun* run = e.run.get();
     jobs::Finish f;
     f.seq = c.seq;
     f.index = c.index;
@@ -198,7 +212,6 @@ void JobRunner::CommitCompletions() {
       f.answer_key = AnswerKey(run, *c.result, &f.answer);
       if (!f.answer.empty()) run->answers_kept.push_back(c.result);
       ++e.record.items_done;
-      ++m_->items_done_total_;
       e.record.bytes += static_cast<int64_t>(f.answer.size());
     } else {
       f.outcome = jobs::Outcome::kFailed;
@@ -206,7 +219,6 @@ void JobRunner::CommitCompletions() {
       ToProto(c.failure, &event);
       f.failure = event.SerializeAsString();
       ++e.record.items_failed;
-      ++m_->items_failed_total_;
       e.record.bytes += static_cast<int64_t>(f.failure.size());
     }
     finishes.push_back(std::move(f));
@@ -214,26 +226,49 @@ void JobRunner::CommitCompletions() {
   }
   std::vector<jobs::JobRecord> records;
   for (auto& [seq, e] : touched) records.push_back(e->record);
-  absl::Status s = m_->store_->Commit(finishes, records);
+  std::vector<int64_t> lost;
+  absl::Status s = m_->store_->Commit(finishes, records, &lost);
   if (!s.ok()) {
-    // Not stored: the counts go back, and the items run again.
-    m_->log_(absl::StrCat("job store: outcomes not committed: ", s.ToString()));
+    // Not stored: the counts go back, and the outcomes wait for the store
+    // (their answers are stored with them next time).
     for (const jobs::Finish& f : finishes) {
       JobManager::Entry& e = m_->jobs_[f.seq];
       if (f.outcome == jobs::Outcome::kDone) {
         --e.record.items_done;
-        --m_->items_done_total_;
+        e.record.bytes -= static_cast<int64_t>(f.answer.size());
       } else {
         --e.record.items_failed;
-        --m_->items_failed_total_;
+        e.record.bytes -= static_cast<int64_t>(f.failure.size());
       }
       if (e.run != nullptr) {
-        e.run->read_out = false;
-        e.run->cursor = std::min(e.run->cursor, f.index);
+        e.run->answer_keys.clear();
+        e.run->answers_kept.clear();
       }
     }
+    PauseForStore(s);
     return;
   }
+  uncommitted_.clear();
+  for (const jobs::Finish& f : finishes) {
+    if (f.outcome == jobs::Outcome::kDone) {
+      ++m_->items_done_total_;
+    } else {
+      ++m_->items_failed_total_;
+    }
+  }
+  for (int64_t seq : lost) {
+    // Another replica holds it now, or it ended elsewhere: it is read
+    // again from the store, and runs where its lease is.
+    auto it = m_->jobs_.find(seq);
+    if (it == m_->jobs_.end()) continue;
+    m_->log_(absl::StrCat("job ", it->second.record.id,
+                          " is no longer held here (its lease went to "
+                          "another replica, or it ended): left to the fleet"));
+    Abandon(&it->second);
+    touched.erase(seq);
+    next_sync_ = absl::InfinitePast();
+  }
+  if (store_down_) PauseEnds();
   for (auto& [seq, e] : touched) m_->Changed(e);
 }
 
@@ -247,6 +282,7 @@ bool JobRunner::Held(const jobs::JobRecord& r, absl::Time wall) const {
 void JobRunner::Start(JobManager::Entry* e) {
   auto run = std::make_unique<JobRun>();
   run->spec.ParseFromString(e->record.spec);
+  run->renewed = m_->clock_->Now();
   absl::StatusOr<int64_t> key = m_->store_->MaxAnswerKey(e->record.seq);
   run->next_answer_key = key.ok() ? *key + 1 : 1;
   e->run = std::move(run);
@@ -260,18 +296,32 @@ void JobRunner::Start(JobManager::Entry* e) {
     m_->log_(absl::StrCat("job ", e->record.id, " resumed: ",
                           e->record.items_pending(), " items left"));
   }
-  absl::Status s = m_->store_->Commit({}, {e->record});
+  std::vector<int64_t> lost;
+  absl::Status s = m_->store_->Commit({}, {e->record}, &lost);
   if (!s.ok()) m_->log_(absl::StrCat("job store: ", s.ToString()));
   m_->Changed(e);
 }
 
 void JobRunner::StartJobs() {
+  const bool shared = m_->store_->shared();
+  // A shared store's jobs are claimed on the turns that read them again.
+  if (shared && !synced_) return;
   int running = 0;
   absl::flat_hash_map<std::string, int> by_tenant;
-  // Jobs that were running when the process stopped run again first.
   for (auto& [seq, e] : m_->jobs_) {
-    if (e.record.state != jobs::JobState::kRunning) continue;
-    if (e.run == nullptr) Start(&e);
+    if (e.run == nullptr) continue;
+    ++running;
+    ++by_tenant[e.record.tenant];
+  }
+  // Jobs that were running when their process stopped run again first
+  // (this process's own, all of them; a fleet's, up to the concurrency).
+  for (auto& [seq, e] : m_->jobs_) {
+    if (e.record.state != jobs::JobState::kRunning || e.run != nullptr) {
+      continue;
+    }
+    if (shared && running >= m_->options_.concurrency) break;
+    if (!Claim(&e)) continue;
+    Start(&e);
     ++running;
     ++by_tenant[e.record.tenant];
   }
@@ -284,17 +334,26 @@ void JobRunner::StartJobs() {
     return std::make_pair(by_tenant[tenant],
                           it == last_started_.end() ? 0 : it->second);
   };
+  absl::flat_hash_set<int64_t> taken;  // by another replica, this turn
   while (running < m_->options_.concurrency) {
     JobManager::Entry* next = nullptr;
     for (auto& [seq, e] : m_->jobs_) {
       if (e.record.state != jobs::JobState::kPending) continue;
-      if (Held(e.record, wall)) continue;
+      if (Held(e.record, wall) || taken.contains(seq)) continue;
       if (next == nullptr ||
           turn(e.record.tenant) < turn(next->record.tenant)) {
         next = &e;
       }
     }
     if (next == nullptr) break;
+    if (!Claim(next)) {
+      taken.insert(next->record.seq);
+      continue;
+    }
+    if (next->record.state != jobs::JobState::kPending &&
+        next->record.state != jobs::JobState::kRunning) {
+      continue;
+    }
     Start(next);
     last_started_[next->record.tenant] = ++starts_;
     ++running;
@@ -331,26 +390,43 @@ void JobRunner::Abandon(JobManager::Entry* e) {
   e->run.reset();
 }
 
-void JobRunner::End(JobManager::Entry* e, jobs::JobState state,
-                    std::string message) {
-  jobs::JobRecord& r = e->record;
-  r.state = state;
-  r.message = std::move(message);
-  r.end_time = m_->clock_->WallNow();
-  if (r.start_time == absl::InfinitePast()) r.start_time = r.end_time;
+void JobRunner::Close(jobs::JobRecord* r, jobs::JobState state,
+                      std::string message) {
+  r->state = state;
+  r->message = std::move(message);
+  r->end_time = m_->clock_->WallNow();
+  if (r->start_time == absl::InfinitePast()) r->start_time = r->end_time;
   vin::v1::JobSpec spec;
-  spec.ParseFromString(r.spec);
-  if (!spec.notify_url().empty()) {
-    r.notify = jobs::NotifyState::kDue;
-    m_->notifier_.Wake();
-  }
-  absl::Status s = m_->store_->Commit({}, {r});
-  if (!s.ok()) m_->log_(absl::StrCat("job store: ", s.ToString()));
+  spec.ParseFromString(r->spec);
+  if (!spec.notify_url().empty()) r->notify = jobs::NotifyState::kDue;
+}
+
+void JobRunner::Ended(JobManager::Entry* e) {
+  const jobs::JobRecord& r = e->record;
+  if (r.notify == jobs::NotifyState::kDue) m_->notifier_.Wake();
   m_->log_(absl::StrCat(
-      "job ", r.id, " ", jobs::StateName(state), ": ", r.items_done, " done, ",
-      r.items_failed, " failed",
+      "job ", r.id, " ", jobs::StateName(r.state), ": ", r.items_done,
+      " done, ", r.items_failed, " failed",
       r.message.empty() ? "" : absl::StrCat(" (", r.message, ")")));
   m_->Changed(e);
+}
+
+void JobRunner::End(JobManager::Entry* e, jobs::JobState state,
+                    std::string message) {
+  jobs::JobRecord ended = e->record;
+  Close(&ended, state, std::move(message));
+  std::vector<int64_t> lost;
+  absl::Status s = m_->store_->Commit({}, {ended}, &lost);
+  if (!s.ok() || !lost.empty()) {
+    // Not saved: the job is read again from the store (a shared one), or
+    // ends again at the next turn.
+    m_->log_(absl::StrCat("job store: job ", e->record.id, " not ended: ",
+                          s.ok() ? "it is no longer held here" : s.ToString()));
+    next_sync_ = absl::InfinitePast();
+    return;
+  }
+  e->record = std::move(ended);
+  Ended(e);
 }
 
 void JobRunner::Expire() {
@@ -396,9 +472,14 @@ void JobRunner::FillWindows() {
     absl::StatusOr<std::vector<jobs::PendingItem>> items =
         m_->store_->Pending(seq, run->cursor, room);
     if (!items.ok()) {
-      m_->log_(absl::StrCat("job store: ", items.status().ToString()));
+      if (absl::IsUnavailable(items.status())) {
+        PauseForStore(items.status());
+      } else {
+        m_->log_(absl::StrCat("job store: ", items.status().ToString()));
+      }
       continue;
     }
+    if (store_down_) PauseEnds();
     if (static_cast<int>(items->size()) < room) run->read_out = true;
     for (jobs::PendingItem& item : *items) {
       run->cursor = item.index + 1;
@@ -433,6 +514,8 @@ void JobRunner::Submit(JobManager::Entry* e, jobs::PendingItem item) {
 absl::Time JobRunner::NextWake() {
   absl::Time wake = absl::InfiniteFuture();
   const absl::Time now = m_->clock_->Now();
+  if (!uncommitted_.empty()) wake = now + kLeastPause;
+  if (m_->store_->shared()) wake = std::min(wake, next_sync_);
   const absl::Time wall = m_->clock_->WallNow();
   for (auto& [seq, e] : m_->jobs_) {
     if (e.run != nullptr && e.run->paused_until > now) {

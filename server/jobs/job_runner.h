@@ -39,6 +39,7 @@ struct JobRun {
   int64_t in_flight = 0;
   absl::Time paused_until = absl::InfinitePast();  // clock Now()
   std::string pause_reason;
+  absl::Time renewed = absl::InfinitePast();  // the lease, clock Now()
   // Answers already stored by this run, by the bytes they share, so that
   // a VIN asked many times stores its answer once (bounded).
   absl::flat_hash_map<const std::string*, int64_t> answer_keys;
@@ -59,9 +60,13 @@ class JobRunner {
   void Stop();
 
   // Under the manager's mu_: the job no longer runs here (its waiters
-  // leave their flights); End gives it its terminal state, saved.
+  // leave their flights); End gives it its terminal state, saved: Close
+  // (the record's fields), the store, then Ended (the log line, watchers,
+  // the notifier).
   void Abandon(JobManager::Entry* e);
   void End(JobManager::Entry* e, jobs::JobState state, std::string message);
+  void Close(jobs::JobRecord* r, jobs::JobState state, std::string message);
+  void Ended(JobManager::Entry* e);
 
   int64_t in_flight();
 
@@ -99,6 +104,17 @@ class JobRunner {
   void Complete(Completion c);
   void Turn();
   void CommitCompletions();
+  // The store could not take the outcomes: they wait (uncommitted_), the
+  // running jobs pause and say why; PauseEnds when it takes them again.
+  void PauseForStore(const absl::Status& why);
+  void PauseEnds();
+  // A shared store (job_sharing.cc): leases renewed, the jobs read again
+  // (at most every sync_interval; synced_ says whether this turn did).
+  void Share();
+  void Merge(std::vector<jobs::JobRecord> loaded);
+  // Whether this process may work job `e` now: its lease taken, and the
+  // job, read again, not ended elsewhere. Always, with a store of its own.
+  bool Claim(JobManager::Entry* e);
   void StartJobs();
   void FillWindows();
   void Submit(JobManager::Entry* e, jobs::PendingItem item);
@@ -126,6 +142,12 @@ class JobRunner {
   bool woken_ ABSL_GUARDED_BY(done_mu_) = false;
   bool stop_ ABSL_GUARDED_BY(done_mu_) = false;
   bool stopping_ = false;  // under the manager's mu_
+  // Under the manager's mu_: outcomes the store has not taken yet (it was
+  // unreachable), and whether it is paused for that.
+  std::vector<Completion> uncommitted_;
+  bool store_down_ = false;
+  absl::Time next_sync_ = absl::InfinitePast();  // clock Now()
+  bool synced_ = false;
   // Turns per tenant (under the manager's mu_): when each last started a
   // job, counted in starts.
   absl::flat_hash_map<std::string, uint64_t> last_started_;

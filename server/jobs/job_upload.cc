@@ -103,6 +103,15 @@ absl::Status JobManager::Upload::Spec(const vin::v1::JobSpec& spec) {
   job_.off_peak = spec.schedule() == vin::v1::JOB_SCHEDULE_OFF_PEAK;
   job_.bytes = static_cast<int64_t>(job_.spec.size());
   if (absl::Status s = m.store_->BeginJob(&job_); !s.ok()) {
+    // A shared store keeps the idempotency keys of every replica's jobs.
+    if (absl::IsAlreadyExists(s)) {
+      existing_ = true;
+      return absl::OkStatus();
+    }
+    if (absl::IsAborted(s)) {
+      return Refuse(JobError(domain::ErrorReason::kJobLimitReached,
+                             std::string(s.message())));
+    }
     return Refuse(s);
   }
   begun_ = true;
@@ -185,11 +194,13 @@ absl::StatusOr<vin::v1::Job> JobManager::Upload::Finish() {
     done_ = true;
     absl::MutexLock lock(&m.mu_);
     auto it = m.by_id_.find(job_.id);
-    if (it == m.by_id_.end()) {
+    if (it != m.by_id_.end()) return m.ToJob(m.jobs_[it->second]);
+    // Another replica's job (a shared store), not read here yet.
+    if (!m.store_->shared()) {
       return JobError(domain::ErrorReason::kJobNotFound,
                       absl::StrCat("no job ", job_.id));
     }
-    return m.ToJob(m.jobs_[it->second]);
+    return m.ToJob(*m.Adopt(job_));
   }
   if (!begun_) {
     return Refuse(JobError(domain::ErrorReason::kInvalidJobSpec,
@@ -202,9 +213,7 @@ absl::StatusOr<vin::v1::Job> JobManager::Upload::Finish() {
   done_ = true;
   absl::MutexLock lock(&m.mu_);
   Uncount();  // now one of the tenant's jobs
-  m.by_id_[job_.id] = job_.seq;
-  Entry& e = m.jobs_[job_.seq];
-  e.record = job_;
+  Entry& e = *m.Adopt(job_);
   m.log_(absl::StrCat("job ", job_.id, " of tenant ", job_.tenant,
                       " created: ", items_, " items"));
   m.Changed(&e);

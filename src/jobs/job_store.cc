@@ -27,12 +27,12 @@ using internal::kJobFormat;
 using internal::RecordAt;
 using internal::Text;
 
-JobStore::JobStore(std::unique_ptr<Sqlite> db, std::string secret)
+SqliteJobStore::SqliteJobStore(std::unique_ptr<Sqlite> db, std::string secret)
     : db_(std::move(db)), secret_(std::move(secret)) {}
 
-JobStore::~JobStore() = default;
+SqliteJobStore::~SqliteJobStore() = default;
 
-absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(
+absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(
     const std::string& path, const Warn& warn, absl::Time now) {
   absl::StatusOr<disk_cache::Connection> conn =
       disk_cache::OpenStoreFile(path, kJobFormat, warn, now);
@@ -78,11 +78,11 @@ absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(
     if (!s.ok()) return failed(s);
     *secret = std::move(fresh);
   }
-  return std::unique_ptr<JobStore>(
-      new JobStore(std::move(db), std::move(*secret)));
+  return std::unique_ptr<SqliteJobStore>(
+      new SqliteJobStore(std::move(db), std::move(*secret)));
 }
 
-absl::StatusOr<std::vector<JobRecord>> JobStore::LoadJobs() {
+absl::StatusOr<std::vector<JobRecord>> SqliteJobStore::LoadJobs() {
   absl::MutexLock lock(&mu_);
   const std::string sql = absl::StrCat("SELECT ", kJobColumns,
                                        " FROM jobs WHERE state != 0"
@@ -98,14 +98,14 @@ absl::StatusOr<std::vector<JobRecord>> JobStore::LoadJobs() {
   return out;
 }
 
-absl::Status JobStore::SaveLocked(const JobRecord& job) {
+absl::Status SqliteJobStore::SaveLocked(const JobRecord& job) {
   sqlite3_stmt* s = db_->save.get();
   ScopedReset reset(s);
   BindRecord(s, job);
   return db_->Step(s, "save a job");
 }
 
-absl::Status JobStore::BeginJob(JobRecord* job) {
+absl::Status SqliteJobStore::BeginJob(JobRecord* job) {
   absl::MutexLock lock(&mu_);
   absl::StatusOr<int64_t> next = disk_cache::QueryInt(
       db_->db(), "SELECT ifnull(max(seq), 0) + 1 FROM jobs");
@@ -115,9 +115,9 @@ absl::Status JobStore::BeginJob(JobRecord* job) {
   return SaveLocked(*job);
 }
 
-absl::Status JobStore::AddItems(int64_t seq, int64_t first_index,
-                                const std::vector<std::string>& requests,
-                                const std::vector<std::string>& extras) {
+absl::Status SqliteJobStore::AddItems(int64_t seq, int64_t first_index,
+                                      const std::vector<std::string>& requests,
+                                      const std::vector<std::string>& extras) {
   absl::MutexLock lock(&mu_);
   return db_->Transaction([&]() -> absl::Status {
     sqlite3_stmt* s = db_->add_item.get();
@@ -138,12 +138,22 @@ absl::Status JobStore::AddItems(int64_t seq, int64_t first_index,
   });
 }
 
-absl::Status JobStore::Publish(const JobRecord& job) {
+absl::Status SqliteJobStore::Publish(const JobRecord& job) {
   absl::MutexLock lock(&mu_);
   return SaveLocked(job);
 }
 
-absl::Status JobStore::Drop(int64_t seq) {
+absl::Status SqliteJobStore::SaveNotify(const JobRecord& job) {
+  absl::MutexLock lock(&mu_);
+  return SaveLocked(job);
+}
+
+absl::StatusOr<JobRecord> SqliteJobStore::LoadJob(const std::string& id) {
+  // The manager has every job of its own file loaded: asked, it is gone.
+  return absl::NotFoundError(absl::StrCat("no job ", id));
+}
+
+absl::Status SqliteJobStore::Drop(int64_t seq) {
   absl::MutexLock lock(&mu_);
   return db_->Transaction([&]() -> absl::Status {
     for (const char* sql : {"DELETE FROM items WHERE job = ?1",
@@ -159,9 +169,8 @@ absl::Status JobStore::Drop(int64_t seq) {
   });
 }
 
-absl::StatusOr<std::vector<PendingItem>> JobStore::Pending(int64_t seq,
-                                                           int64_t from_index,
-                                                           int limit) {
+absl::StatusOr<std::vector<PendingItem>> SqliteJobStore::Pending(
+    int64_t seq, int64_t from_index, int limit) {
   absl::MutexLock lock(&mu_);
   sqlite3_stmt* s = db_->pending.get();
   ScopedReset reset(s);
@@ -177,7 +186,7 @@ absl::StatusOr<std::vector<PendingItem>> JobStore::Pending(int64_t seq,
   return out;
 }
 
-absl::StatusOr<int64_t> JobStore::MaxAnswerKey(int64_t seq) {
+absl::StatusOr<int64_t> SqliteJobStore::MaxAnswerKey(int64_t seq) {
   absl::MutexLock lock(&mu_);
   sqlite3_stmt* s = db_->max_answer.get();
   ScopedReset reset(s);
@@ -187,8 +196,9 @@ absl::StatusOr<int64_t> JobStore::MaxAnswerKey(int64_t seq) {
   return sqlite3_column_int64(s, 0);
 }
 
-absl::Status JobStore::Commit(const std::vector<Finish>& finishes,
-                              const std::vector<JobRecord>& jobs) {
+absl::Status SqliteJobStore::Commit(const std::vector<Finish>& finishes,
+                                    const std::vector<JobRecord>& jobs,
+                                    std::vector<int64_t>* /*lost: none*/) {
   absl::MutexLock lock(&mu_);
   return db_->Transaction([&]() -> absl::Status {
     for (const Finish& f : finishes) {
@@ -223,9 +233,9 @@ absl::Status JobStore::Commit(const std::vector<Finish>& finishes,
   });
 }
 
-absl::StatusOr<int64_t> JobStore::FailPending(int64_t seq,
-                                              absl::string_view failure,
-                                              JobRecord* job) {
+absl::StatusOr<int64_t> SqliteJobStore::FailPending(int64_t seq,
+                                                    absl::string_view failure,
+                                                    JobRecord* job) {
   absl::MutexLock lock(&mu_);
   int64_t failed = 0;
   absl::Status st = db_->Transaction([&]() -> absl::Status {
@@ -244,9 +254,8 @@ absl::StatusOr<int64_t> JobStore::FailPending(int64_t seq,
   return failed;
 }
 
-absl::StatusOr<std::vector<StoredResult>> JobStore::Results(int64_t seq,
-                                                            int64_t from_index,
-                                                            int limit) {
+absl::StatusOr<std::vector<StoredResult>> SqliteJobStore::Results(
+    int64_t seq, int64_t from_index, int limit) {
   absl::MutexLock lock(&mu_);
   sqlite3_stmt* s = db_->results.get();
   ScopedReset reset(s);
@@ -265,7 +274,7 @@ absl::StatusOr<std::vector<StoredResult>> JobStore::Results(int64_t seq,
   return out;
 }
 
-int64_t JobStore::TotalBytes() {
+int64_t SqliteJobStore::TotalBytes() {
   absl::MutexLock lock(&mu_);
   absl::StatusOr<int64_t> n =
       disk_cache::QueryInt(db_->db(), "SELECT ifnull(sum(bytes), 0) FROM jobs");

@@ -143,7 +143,7 @@ using disk_cache::Prepare;
 using disk_cache::SqliteStatus;
 using disk_cache::Statement;
 
-absl::Status JobStore::Sqlite::PrepareAll() {
+absl::Status SqliteJobStore::Sqlite::PrepareAll() {
   struct {
     Statement* stmt;
     std::string sql;
@@ -182,7 +182,7 @@ absl::Status JobStore::Sqlite::PrepareAll() {
   return absl::OkStatus();
 }
 
-absl::Status JobStore::Sqlite::Transaction(
+absl::Status SqliteJobStore::Sqlite::Transaction(
     const std::function<absl::Status()>& body) {
   absl::Status s = Exec(db(), "BEGIN IMMEDIATE");
   if (!s.ok()) return s;
@@ -192,7 +192,8 @@ absl::Status JobStore::Sqlite::Transaction(
   return s;
 }
 
-absl::Status JobStore::Sqlite::Step(sqlite3_stmt* stmt, const char* what) {
+absl::Status SqliteJobStore::Sqlite::Step(sqlite3_stmt* stmt,
+                                          const char* what) {
   const int rc = sqlite3_step(stmt);
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
     return SqliteStatus(db(), rc, what);

@@ -32,7 +32,7 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& j);
 }  // namespace internal
 
 // The connection and its prepared statements (job_store_sqlite.cc).
-struct JobStore::Sqlite {
+struct SqliteJobStore::Sqlite {
   disk_cache::Connection conn;
   disk_cache::Statement save, add_item, pending, results, finish, answer,
       fail_pending, max_answer;

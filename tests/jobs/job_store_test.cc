@@ -15,15 +15,15 @@ namespace {
 
 class JobStoreTest : public testing::Test {
  protected:
-  std::unique_ptr<JobStore> Open() {
-    auto s = JobStore::Open(
+  std::unique_ptr<SqliteJobStore> Open() {
+    auto s = SqliteJobStore::Open(
         dir_.File("jobs.db"),
         [this](const std::string& w) { warnings_.push_back(w); },
         absl::UnixEpoch() + absl::Hours(1));
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? *std::move(s) : nullptr;
   }
-  JobRecord NewJob(JobStore* store, int items) {
+  JobRecord NewJob(SqliteJobStore* store, int items) {
     JobRecord j;
     j.id = NewJobId();
     j.tenant = "t";
@@ -32,7 +32,7 @@ class JobStoreTest : public testing::Test {
     EXPECT_TRUE(store->BeginJob(&j).ok());
     std::vector<std::string> rows;
     for (int i = 0; i < items; ++i) rows.push_back(absl::StrCat("item", i));
-    EXPECT_TRUE(store->AddItems(j.seq, 0, rows).ok());
+    EXPECT_TRUE(store->AddItems(j.seq, 0, rows, {}).ok());
     j.items_total = items;
     j.state = JobState::kPending;
     return j;
@@ -112,14 +112,14 @@ TEST_F(JobStoreTest, TheSecretStaysWithTheFile) {
   std::string secret;
   {
     auto store = Open();
-    secret = store->secret();
+    secret = *store->Secret();
   }
   auto store = Open();
-  EXPECT_EQ(store->secret(), secret);
+  EXPECT_EQ(*store->Secret(), secret);
   EXPECT_EQ(secret.size(), 32u);
   PageTokens tokens(secret);
   const std::string t = tokens.Issue("results/x", 1234);
-  EXPECT_EQ(*PageTokens(store->secret()).Check("results/x", t), 1234);
+  EXPECT_EQ(*PageTokens(*store->Secret()).Check("results/x", t), 1234);
   EXPECT_FALSE(tokens.Check("results/y", t).ok());
   EXPECT_FALSE(PageTokens(std::string(32, 'k')).Check("results/x", t).ok());
   EXPECT_FALSE(tokens.Check("results/x", "1234").ok());
