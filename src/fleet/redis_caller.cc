@@ -58,8 +58,13 @@ std::vector<RedisCaller::Reply> RedisCaller::CallAll(
     for (size_t i = 0; i < n; ++i) {
       client_.Command(std::move(commands[i]), [&, i](Reply r) {
         replies[i] = std::move(r);
-        absl::MutexLock lock(&mu);
-        if (--left == 0) all.Notify();
+        bool last;
+        {
+          absl::MutexLock lock(&mu);
+          last = --left == 0;
+        }
+        // The caller returns once told: nothing of its frame after this.
+        if (last) all.Notify();
       });
     }
   });

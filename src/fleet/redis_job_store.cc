@@ -172,21 +172,17 @@ absl::StatusOr<std::string> RedisJobStore::Secret() {
     return absl::InternalError("job store: no random bytes for its secret");
   }
   // The first replica's secret stays; the others read it.
-  std::vector<RedisCaller::Reply> r = redis_->CallAll(
-      {{"SET", key, Seal(fresh, key, WallNow(), options_.secret.get()), "NX"},
-       {"GET", key}});
+  std::vector<RedisCaller::Reply> r =
+      redis_->CallAll({{"SET", key, Sign(key, fresh), "NX"}, {"GET", key}});
   if (!r[1].ok()) return Unavailable(r[1].status());
-  absl::StatusOr<Opened> opened = OpenSeal(r[1]->str);
-  if (!opened.ok() || !opened->sealed || opened->key != key ||
-      opened->payload.size() != kSecretBytes ||
-      (options_.secret != nullptr &&
-       !MacMatches(*opened, key, *options_.secret))) {
+  absl::StatusOr<std::string> stored = Verify(key, r[1]->str, key);
+  if (!stored.ok() || stored->size() != kSecretBytes) {
     return absl::DataLossError(absl::StrCat(
         "job store: ", key,
         " is not a page-token secret written by this fleet; delete it "
         "(page tokens issued before stop working)"));
   }
-  secret_ = std::string(opened->payload);
+  secret_ = *std::move(stored);
   return secret_;
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "fake_vpic/fake_vpic.h"
 #include "gtest/gtest.h"
+#include "jobs/job_client.h"
 #include "testing/eventually.h"
 #include "testing/http_client.h"
 #include "testing/http_receiver.h"
@@ -54,79 +55,16 @@ class JobProcessTest : public testing::Test {
     return s;
   }
 
-  // A job of `items` VINs, in messages of 1,000; its id.
   std::string CreateJob(int items = kItems) {
-    grpc::ClientContext ctx;
-    Job job;
-    auto writer = stub_->CreateJob(&ctx, &job);
-    vin::v1::CreateJobRequest spec;
-    spec.mutable_spec()->set_display_name("dealer feed");
-    EXPECT_TRUE(writer->Write(spec));
-    for (int i = 0; i < items; i += 1000) {
-      vin::v1::CreateJobRequest part;
-      for (int k = i; k < std::min(items, i + 1000); ++k) {
-        part.mutable_items()->add_items()->set_vin(testing_util::ValidVin(k));
-      }
-      EXPECT_TRUE(writer->Write(part));
-    }
-    writer->WritesDone();
-    const grpc::Status s = writer->Finish();
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    EXPECT_EQ(job.items_total(), items);
-    return job.job_id();
+    return job_test::CreateJob(stub_.get(), items);
   }
-
-  Job Get(const std::string& id) {
-    grpc::ClientContext ctx;
-    vin::v1::GetJobRequest r;
-    r.set_job_id(id);
-    Job job;
-    const grpc::Status s = stub_->GetJob(&ctx, r, &job);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return job;
-  }
-
-  // Follows WatchJob until the job reaches `done` finished items or its end.
+  Job Get(const std::string& id) { return job_test::Get(stub_.get(), id); }
   Job WatchUntil(const std::string& id, int64_t done) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(120)));
-    vin::v1::GetJobRequest r;
-    r.set_job_id(id);
-    auto reader = stub_->WatchJob(&ctx, r);
-    Job job, last;
-    while (reader->Read(&job)) {
-      last = job;
-      if (job.items_done() + job.items_failed() >= done) {
-        ctx.TryCancel();
-        break;
-      }
-    }
-    reader->Finish();
-    return last;
+    return job_test::WatchUntil(stub_.get(), id, done);
   }
-
-  // Every listed result, page by page; `complete` says whether the last
-  // page said so.
   std::vector<vin::v1::JobResult> Results(const std::string& id,
                                           bool* complete) {
-    std::vector<vin::v1::JobResult> out;
-    std::string token;
-    while (true) {
-      grpc::ClientContext ctx;
-      vin::v1::ListJobResultsRequest r;
-      r.set_job_id(id);
-      r.set_page_size(1000);
-      r.set_page_token(token);
-      vin::v1::ListJobResultsResponse page;
-      const grpc::Status s = stub_->ListJobResults(&ctx, r, &page);
-      EXPECT_TRUE(s.ok()) << s.error_message();
-      if (!s.ok()) break;
-      for (const auto& res : page.results()) out.push_back(res);
-      *complete = page.complete();
-      if (page.complete() || page.results_size() == 0) break;
-      token = page.next_page_token();
-    }
-    return out;
+    return job_test::Results(stub_.get(), id, complete);
   }
 
   // A job stopped at about half by `signal` finishes after a restart.
@@ -154,18 +92,9 @@ class JobProcessTest : public testing::Test {
       }
     }
     EXPECT_TRUE(complete);
-    ASSERT_EQ(results.size(), static_cast<size_t>(kItems));
-    for (int i = 0; i < kItems; ++i) {
-      ASSERT_EQ(results[i].index(), i);
-      ASSERT_EQ(results[i].vin(), testing_util::ValidVin(i));
-      ASSERT_TRUE(results[i].has_result());
-    }
+    job_test::ExpectEveryItemOnceInOrder(results, kItems);
     // Each VIN asked once, but those in flight at the stop (the window).
-    std::map<std::string, int> asked;
-    for (const auto& r : fake_->Requests()) {
-      for (const auto& [vin, year] : r.batch) ++asked[vin];
-      if (!r.is_batch() && !r.vin.empty()) ++asked[r.vin];
-    }
+    const std::map<std::string, int> asked = job_test::AskedByVin(*fake_);
     EXPECT_EQ(asked.size(), static_cast<size_t>(kItems));
     int twice = 0;
     for (const auto& [vin, n] : asked) twice += n - 1;

@@ -1,0 +1,154 @@
+// Bulk jobs in a fleet (DESIGN rule 20, `--redis_url`): three vin-server
+// processes share a real redis-server and one fake vPIC. A job created on
+// one is read on the others; the replica working it is SIGKILLed mid-job and
+// another finishes it within the lease, every item listed once, in order,
+// and no VIN asked twice but those in flight at the kill. Redis that stops
+// answering refuses creation (UNAVAILABLE) and pauses the running job,
+// which goes on when Redis is back.
+#include <grpcpp/grpcpp.h>
+
+#include <csignal>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "fake_vpic/fake_vpic.h"
+#include "gtest/gtest.h"
+#include "jobs/job_client.h"
+#include "testing/eventually.h"
+#include "testing/real_server.h"
+#include "testing/redis_server.h"
+#include "vin/v1/jobs.grpc.pb.h"
+
+namespace {
+
+using testing_util::RealServer;
+using vin::v1::Job;
+
+constexpr int kItems = 10000;
+constexpr int kWindow = 256;
+
+class JobFleetTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(redis_.Start(&error)) << error;
+    auto fake = fakevpic::FakeVpic::Start();
+    ASSERT_TRUE(fake.ok()) << fake.status();
+    fake_ = *std::move(fake);
+  }
+
+  // One replica; `rate`: vPIC requests a minute (50 VINs each).
+  void AddReplica(int rate) {
+    auto s = std::make_unique<RealServer>();
+    ASSERT_TRUE(s->Start(
+        {"--vpic_base_url=" + fake_->base_url(), "--redis_url=" + redis_.url(),
+         "--fleet_size_hint=3", "--job_lease=2s",
+         absl::StrCat("--upstream_rate=", rate), "--upstream_burst=10"}));
+    stubs_.push_back(vin::v1::VinJobService::NewStub(
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", s->port()),
+                            grpc::InsecureChannelCredentials())));
+    servers_.push_back(std::move(s));
+  }
+
+  // The replica whose log says it runs job `id`, or -1.
+  int Runner(const std::string& id) {
+    for (size_t i = 0; i < servers_.size(); ++i) {
+      if (servers_[i] == nullptr) continue;
+      for (const std::string& line : servers_[i]->proc().lines()) {
+        if (absl::StrContains(line, absl::StrCat("job ", id)) &&
+            (absl::StrContains(line, " running: ") ||
+             absl::StrContains(line, " resumed: "))) {
+          return static_cast<int>(i);
+        }
+      }
+    }
+    return -1;
+  }
+
+  job_test::Stub* stub(int i) { return stubs_[i].get(); }
+
+  testing_util::RedisServer redis_;
+  std::unique_ptr<fakevpic::FakeVpic> fake_;
+  std::vector<std::unique_ptr<RealServer>> servers_;
+  std::vector<std::unique_ptr<job_test::Stub>> stubs_;
+};
+
+TEST_F(JobFleetTest, AJobOutlivesTheReplicaWorkingIt) {
+  // 3,000 VINs a second across the fleet: the job takes a few seconds.
+  for (int i = 0; i < 3; ++i) AddReplica(1200);
+  const std::string id = job_test::CreateJob(stub(0), kItems);
+  // Read on the other two at once.
+  for (int i : {1, 2}) {
+    const Job seen = job_test::Get(stub(i), id);
+    EXPECT_EQ(seen.job_id(), id);
+    EXPECT_EQ(seen.items_total(), kItems);
+  }
+  const Job third = job_test::WatchUntil(stub(1), id, kItems / 3);
+  ASSERT_LT(third.items_done(), kItems) << "finished before the kill";
+  int victim = -1;
+  ASSERT_TRUE(
+      testing_util::Eventually([&] { return (victim = Runner(id)) >= 0; }));
+  servers_[victim]->proc().Signal(SIGKILL);
+  ASSERT_TRUE(servers_[victim]->proc().Wait(absl::Seconds(30)).has_value());
+  const int asked_before = fake_->TotalVinsRequested();
+  servers_[victim].reset();
+
+  const int reader = victim == 0 ? 1 : 0;
+  const int other = 3 - victim - reader;
+  const Job end = job_test::WatchUntil(stub(reader), id, kItems);
+  EXPECT_EQ(end.state(), vin::v1::JOB_STATE_SUCCEEDED) << end.DebugString();
+  EXPECT_EQ(end.items_done(), kItems);
+  // Another replica took it over.
+  const int taker = Runner(id);
+  EXPECT_NE(taker, victim);
+  EXPECT_GE(taker, 0);
+  bool complete = false;
+  const auto results = job_test::Results(stub(other), id, &complete);
+  EXPECT_TRUE(complete);
+  job_test::ExpectEveryItemOnceInOrder(results, kItems);
+  // Each VIN asked once, but those in flight at the kill (the window).
+  const std::map<std::string, int> asked = job_test::AskedByVin(*fake_);
+  EXPECT_EQ(asked.size(), static_cast<size_t>(kItems));
+  int twice = 0;
+  for (const auto& [vin, n] : asked) twice += n - 1;
+  EXPECT_LE(twice, kWindow);
+  EXPECT_GT(asked_before, kItems / 3 - kWindow);
+  // The test's Redis keeps nothing on disk: every replica says so.
+  for (const auto& s : servers_) {
+    if (s == nullptr) continue;
+    EXPECT_TRUE(s->proc().WaitForLine("appendonly yes", absl::Seconds(1)));
+  }
+}
+
+TEST_F(JobFleetTest, RedisNotAnsweringRefusesJobsAndPausesTheRunningOne) {
+  // 1,000 VINs a second: the job runs ten seconds.
+  AddReplica(1200);
+  const std::string id = job_test::CreateJob(stub(0), kItems);
+  job_test::WatchUntil(stub(0), id, kItems / 10);
+  redis_.Pause();
+  // No job only one replica knows.
+  Job refused;
+  const grpc::Status s = job_test::TryCreateJob(stub(0), 10, &refused);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_TRUE(absl::StrContains(s.error_details(), "JOB_STORE_UNAVAILABLE"));
+  // The running job says it waits for the store.
+  Job paused;
+  ASSERT_TRUE(testing_util::Eventually(
+      [&] {
+        paused = job_test::Get(stub(0), id);
+        return absl::StrContains(paused.message(), "job store");
+      },
+      absl::Seconds(30)))
+      << paused.DebugString();
+  EXPECT_EQ(paused.state(), vin::v1::JOB_STATE_RUNNING);
+  redis_.Resume();
+  const Job end = job_test::WatchUntil(stub(0), id, kItems);
+  EXPECT_EQ(end.state(), vin::v1::JOB_STATE_SUCCEEDED) << end.DebugString();
+  EXPECT_EQ(end.message(), "");
+  bool complete = false;
+  job_test::ExpectEveryItemOnceInOrder(
+      job_test::Results(stub(0), id, &complete), kItems);
+  EXPECT_TRUE(complete);
+}
+
+}  // namespace
