@@ -14,16 +14,44 @@
 #     256).
 #
 # Usage: bench/job_feed.sh [ITEMS] [DISTINCT] [KILL_ITEMS]
-#   defaults 1000000, 10000, 100000. Environment: BUILD (default build).
+#   defaults 1000000, 10000, 100000. Environment: BUILD (default build);
+#   STORE=redis keeps the jobs in a redis-server of the script's own
+#   (appendonly yes, its files in the work directory) as a fleet does,
+#   with --job_lease=2s: the restart of part 2 then waits for the dead
+#   process's lease to run out, as another replica would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 items=${1:-1000000}
 distinct=${2:-10000}
 kill_items=${3:-100000}
 build=${BUILD:-build}
+store=${STORE:-sqlite}
 work=$(mktemp -d)
 source tests/testing/procs.sh
-trap 'stop_procs; rm -rf "$work"' EXIT
+stop_redis() {
+  [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null || true
+}
+trap 'stop_procs; stop_redis; rm -rf "$work"' EXIT
+
+if [ "$store" = redis ]; then
+  redis_port=$(free_port)
+  # Daemonized: not a child the procs' `wait` would wait for.
+  redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" \
+    --appendonly yes --save '' --daemonize yes --pidfile "$work/redis.pid" \
+    --logfile "$work/redis.log"
+  for _ in $(seq 100); do
+    redis-cli -p "$redis_port" ping 2>/dev/null | grep -q PONG && break
+    sleep 0.1
+  done
+fi
+# The store flags of a server; $1: the SQLite file's name.
+store_flags() {
+  if [ "$store" = redis ]; then
+    echo "--redis_url=redis://127.0.0.1:$redis_port --job_lease=2s"
+  else
+    echo "--job_path=$work/$1"
+  fi
+}
 
 now() { date +%s.%N; }
 kb() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$server_pid/status"; }
@@ -33,11 +61,11 @@ python3 bench/gen_vins.py "$items" --distinct "$distinct" --seed 7 > "$work/feed
 python3 bench/gen_vins.py "$distinct" --distinct "$distinct" --seed 7 > "$work/warm.csv"
 start_fake "$build/fake-vpic" "$work/fake.log" --full_answers
 start_server "$build/vin-server" "$work/server.log" --upstream_rate=0 \
-  --job_path="$work/jobs.db" --job_max_items="$items"
+  $(store_flags jobs.db) --job_max_items="$items"
 server="--server=127.0.0.1:$port"
 "$build/vinctl" batch "$server" --in="$work/warm.csv" --out=/dev/null 2>/dev/null
 idle=$(kb VmRSS)
-echo "items=$items distinct=$distinct (all cached), idle RSS $((idle / 1024)) MB"
+echo "store=$store items=$items distinct=$distinct (all cached), idle RSS $((idle / 1024)) MB"
 
 reset_peak
 t0=$(now)
@@ -73,11 +101,10 @@ awk -v n="$items" -v a="$t0" -v b="$t1" -v c="$t2" -v f="$t2f" -v d="$t3" -v e="
 
 # 2. SIGKILL at half of a cold job, and the restart.
 python3 bench/gen_vins.py "$kill_items" --seed 11 > "$work/cold.csv"
-kill_db="$work/kill.db"
 stop_procs
 start_fake "$build/fake-vpic" "$work/fake2.log" --log_requests
 start_server "$build/vin-server" "$work/server2.log" --upstream_rate=60000 \
-  --job_path="$kill_db"
+  $(store_flags kill.db)
 server="--server=127.0.0.1:$port"
 id=$("$build/vinctl" job submit "$server" --in="$work/cold.csv")
 while :; do
@@ -88,7 +115,7 @@ kill -9 "$server_pid"
 wait "$server_pid" 2>/dev/null || true
 t5=$(now)
 start_server "$build/vin-server" "$work/server3.log" --upstream_rate=60000 \
-  --job_path="$kill_db"
+  $(store_flags kill.db)
 server="--server=127.0.0.1:$port"
 await_line "$work/server3.log" "job $id resumed" > /dev/null
 t6=$(now)

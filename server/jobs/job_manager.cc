@@ -273,6 +273,11 @@ absl::Status JobManager::Delete(const std::string& tenant,
   absl::StatusOr<Entry*> found = Find(tenant, id);
   if (!found.ok()) return found.status();
   Entry* e = *found;
+  if (!jobs::IsTerminal(e->record.state) && store_->shared()) {
+    // Another replica may have ended it since this one last read it.
+    absl::StatusOr<jobs::JobRecord> fresh = store_->LoadJob(id);
+    if (fresh.ok() && e->run == nullptr) e->record = *std::move(fresh);
+  }
   if (!jobs::IsTerminal(e->record.state)) {
     return JobError(
         domain::ErrorReason::kJobNotEnded,

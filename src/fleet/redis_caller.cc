@@ -57,7 +57,13 @@ std::vector<RedisCaller::Reply> RedisCaller::CallAll(
   loop_->Post([&] {
     for (size_t i = 0; i < n; ++i) {
       client_.Command(std::move(commands[i]), [&, i](Reply r) {
-        replies[i] = std::move(r);
+        // An error of its own: the client fails every command waiting on a
+        // dropped connection with copies of one status, whose shared
+        // reference count must not cross to the caller's thread.
+        replies[i] =
+            r.ok() ? std::move(r)
+                   : Reply(absl::Status(r.status().code(),
+                                        std::string(r.status().message())));
         bool last;
         {
           absl::MutexLock lock(&mu);

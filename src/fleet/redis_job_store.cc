@@ -274,20 +274,53 @@ absl::StatusOr<std::vector<int64_t>> RedisJobStore::IndexSeqs() {
 absl::StatusOr<std::vector<jobs::JobRecord>> RedisJobStore::LoadJobs() {
   absl::StatusOr<std::vector<int64_t>> seqs = IndexSeqs();
   if (!seqs.ok()) return seqs.status();
+  // Settled jobs (ended, their end told or nothing to tell) never change:
+  // they are not read again, only looked for in the index.
+  absl::flat_hash_map<int64_t, jobs::JobRecord> settled;
+  {
+    absl::MutexLock lock(&mu_);
+    for (int64_t seq : *seqs) {
+      auto it = settled_.find(seq);
+      if (it != settled_.end()) settled.emplace(seq, it->second);
+    }
+    settled_ = settled;  // those gone from the index are forgotten
+  }
+  std::vector<int64_t> read;
   std::vector<std::vector<std::string>> cmds;
-  for (int64_t seq : *seqs) cmds.push_back({"HGETALL", JobKey(seq)});
+  for (int64_t seq : *seqs) {
+    if (settled.contains(seq)) continue;
+    read.push_back(seq);
+    cmds.push_back({"HGETALL", JobKey(seq)});
+  }
   std::vector<RedisCaller::Reply> replies = redis_->CallAll(std::move(cmds));
-  std::vector<jobs::JobRecord> out;
+  absl::flat_hash_map<int64_t, jobs::JobRecord> fresh;
   for (size_t i = 0; i < replies.size(); ++i) {
     if (!replies[i].ok()) return Unavailable(replies[i].status());
-    absl::StatusOr<jobs::JobRecord> r = RecordOf((*seqs)[i], *replies[i]);
+    absl::StatusOr<jobs::JobRecord> r = RecordOf(read[i], *replies[i]);
     if (!r.ok()) {
       if (!absl::IsNotFound(r.status()) && options_.warn) {
         options_.warn(std::string(r.status().message()));
       }
       continue;
     }
-    if (r->state != jobs::JobState::kStaging) out.push_back(*std::move(r));
+    if (r->state != jobs::JobState::kStaging)
+      fresh.emplace(read[i], *std::move(r));
+  }
+  std::vector<jobs::JobRecord> out;
+  absl::MutexLock lock(&mu_);
+  for (int64_t seq : *seqs) {
+    auto s = settled.find(seq);
+    if (s != settled.end()) {
+      out.push_back(s->second);
+      continue;
+    }
+    auto f = fresh.find(seq);
+    if (f == fresh.end()) continue;
+    if (jobs::IsTerminal(f->second.state) &&
+        f->second.notify != jobs::NotifyState::kDue) {
+      settled_.emplace(seq, f->second);
+    }
+    out.push_back(std::move(f->second));
   }
   return out;
 }

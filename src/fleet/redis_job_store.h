@@ -115,6 +115,8 @@ class RedisJobStore final : public jobs::JobStore {
   const RedisJobStoreOptions options_;
   absl::Mutex mu_;
   std::string secret_ ABSL_GUARDED_BY(mu_);  // "" until read
+  // Jobs ended whose end is told (or has nothing to tell): as read once.
+  absl::flat_hash_map<int64_t, jobs::JobRecord> settled_ ABSL_GUARDED_BY(mu_);
   // Jobs this process is creating: their id and idempotency keys, whose
   // TTLs each chunk of items renews.
   absl::flat_hash_map<int64_t, std::pair<std::string, std::string>> staging_

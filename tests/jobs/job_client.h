@@ -87,14 +87,14 @@ inline vin::v1::Job WatchUntil(Stub* stub, const std::string& id,
   return last;
 }
 
-// Every listed result, page by page; `complete` says whether the last page
-// said so.
-inline std::vector<vin::v1::JobResult> Results(Stub* stub,
-                                               const std::string& id,
-                                               bool* complete) {
+// Every listed result, page by page, from `token` on (the first page's
+// with none); `complete` says whether the last page said so, and `pages`
+// (when given) gets at most that many pages.
+inline std::vector<vin::v1::JobResult> Results(
+    Stub* stub, const std::string& id, bool* complete, std::string token = "",
+    int pages = -1, std::string* next = nullptr) {
   std::vector<vin::v1::JobResult> out;
-  std::string token;
-  while (true) {
+  while (pages-- != 0) {
     grpc::ClientContext ctx;
     vin::v1::ListJobResultsRequest r;
     r.set_job_id(id);
@@ -106,8 +106,9 @@ inline std::vector<vin::v1::JobResult> Results(Stub* stub,
     if (!s.ok()) break;
     for (const auto& res : page.results()) out.push_back(res);
     *complete = page.complete();
-    if (page.complete() || page.results_size() == 0) break;
     token = page.next_page_token();
+    if (next != nullptr) *next = token;
+    if (page.complete() || page.results_size() == 0) break;
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <csignal>
+#include <iostream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -35,6 +36,17 @@ class JobFleetTest : public testing::Test {
     auto fake = fakevpic::FakeVpic::Start();
     ASSERT_TRUE(fake.ok()) << fake.status();
     fake_ = *std::move(fake);
+  }
+
+  void TearDown() override {
+    if (!HasFailure()) return;
+    // What the replicas said (a sanitizer's report, a refusal).
+    for (const auto& server : servers_) {
+      if (server == nullptr) continue;
+      for (const std::string& line : server->proc().lines()) {
+        if (line.find(" info ") == std::string::npos) std::cerr << line << "\n";
+      }
+    }
   }
 
   // One replica; `rate`: vPIC requests a minute (50 VINs each).
@@ -102,8 +114,16 @@ TEST_F(JobFleetTest, AJobOutlivesTheReplicaWorkingIt) {
   const int taker = Runner(id);
   EXPECT_NE(taker, victim);
   EXPECT_GE(taker, 0);
+  // The first page on one replica, the rest on another with its token: a
+  // token is the fleet's.
   bool complete = false;
-  const auto results = job_test::Results(stub(other), id, &complete);
+  std::string token;
+  auto results = job_test::Results(stub(reader), id, &complete, "", 1, &token);
+  ASSERT_EQ(results.size(), 1000u);
+  ASSERT_FALSE(token.empty());
+  for (auto& r : job_test::Results(stub(other), id, &complete, token)) {
+    results.push_back(std::move(r));
+  }
   EXPECT_TRUE(complete);
   job_test::ExpectEveryItemOnceInOrder(results, kItems);
   // Each VIN asked once, but those in flight at the kill (the window).
@@ -118,6 +138,48 @@ TEST_F(JobFleetTest, AJobOutlivesTheReplicaWorkingIt) {
     if (s == nullptr) continue;
     EXPECT_TRUE(s->proc().WaitForLine("appendonly yes", absl::Seconds(1)));
   }
+}
+
+TEST_F(JobFleetTest, AJobCancelledOnAnotherReplicaStopsWhereItRuns) {
+  for (int i = 0; i < 2; ++i) AddReplica(1200);
+  const std::string id = job_test::CreateJob(stub(0), kItems);
+  job_test::WatchUntil(stub(0), id, kItems / 10);
+  int runner = -1;
+  ASSERT_TRUE(
+      testing_util::Eventually([&] { return (runner = Runner(id)) >= 0; }));
+  const int other = 1 - runner;
+  grpc::ClientContext ctx;
+  vin::v1::CancelJobRequest cancel;
+  cancel.set_job_id(id);
+  Job cancelled;
+  ASSERT_TRUE(stub(other)->CancelJob(&ctx, cancel, &cancelled).ok());
+  EXPECT_EQ(cancelled.state(), vin::v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(cancelled.items_done() + cancelled.items_failed(), kItems);
+  // The replica working it lets it go, and says so.
+  ASSERT_TRUE(testing_util::Eventually([&] {
+    return job_test::Get(stub(runner), id).state() ==
+           vin::v1::JOB_STATE_CANCELLED;
+  }));
+  // Every item listed once: the finished ones decoded, the rest CANCELLED;
+  // nothing finished after the cancel.
+  bool complete = false;
+  const auto results = job_test::Results(stub(runner), id, &complete);
+  EXPECT_TRUE(complete);
+  ASSERT_EQ(results.size(), static_cast<size_t>(kItems));
+  int decoded = 0;
+  for (int i = 0; i < kItems; ++i) {
+    ASSERT_EQ(results[i].index(), i);
+    if (results[i].has_result()) {
+      ++decoded;
+    } else {
+      ASSERT_EQ(results[i].failure().reason(),
+                vin::v1::FAILURE_REASON_CANCELLED)
+          << results[i].DebugString();
+    }
+  }
+  EXPECT_EQ(decoded, cancelled.items_done());
+  const Job end = job_test::Get(stub(runner), id);
+  EXPECT_EQ(end.items_done(), cancelled.items_done());
 }
 
 TEST_F(JobFleetTest, RedisNotAnsweringRefusesJobsAndPausesTheRunningOne) {
