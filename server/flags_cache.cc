@@ -40,6 +40,15 @@ ABSL_FLAG(absl::Duration, snapshot_reload_timeout, absl::Seconds(60),
 ABSL_FLAG(absl::Duration, snapshot_max_age, absl::Hours(24 * 62),
           "health of vin.v1.VinDecoderService.snapshot is SERVING while the "
           "loaded snapshot's data is younger than this");
+ABSL_FLAG(double, parity_sample, 1.0,
+          "the share of live vPIC answers also decoded from the snapshot and "
+          "compared (rule 21; 0: none), off the answer's path");
+ABSL_FLAG(int, parity_window, 1000,
+          "the last compared live answers whose make/model/year agreement "
+          "decides the snapshot's health");
+ABSL_FLAG(double, parity_min, 0.97,
+          "below this make/model/year agreement over --parity_window, the "
+          "snapshot's health is NOT_SERVING (its answers are still given)");
 ABSL_FLAG(std::string, source_preference, "auto",
           "for requests that leave it unspecified: auto (live_then_snapshot "
           "when a snapshot is loaded, live_only otherwise), live_only, "
@@ -72,6 +81,17 @@ absl::Status CacheFromFlags(ServerOptions& options) {
   options.snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);
   options.snapshot_reload_timeout =
       absl::GetFlag(FLAGS_snapshot_reload_timeout);
+  options.parity.sample = absl::GetFlag(FLAGS_parity_sample);
+  options.parity.window = absl::GetFlag(FLAGS_parity_window);
+  options.parity.min = absl::GetFlag(FLAGS_parity_min);
+  if (options.parity.sample < 0 || options.parity.sample > 1 ||
+      options.parity.min < 0 || options.parity.min > 1) {
+    return absl::InvalidArgumentError(
+        "--parity_sample and --parity_min are shares between 0 and 1");
+  }
+  if (options.parity.window < 1) {
+    return absl::InvalidArgumentError("--parity_window must be at least 1");
+  }
   if (options.snapshot_reload_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--snapshot_reload_timeout must be a duration above 0 (e.g. 60s), "

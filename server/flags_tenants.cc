@@ -42,6 +42,10 @@ ABSL_FLAG(std::string, interactive_tenants, "*",
           "PRIORITY_INTERACTIVE (comma-separated; quote a name with commas: "
           "\"CN=a,O=b\"); others' are bulk whatever they ask; \"*\": "
           "every tenant's; single decodes may always be interactive");
+ABSL_FLAG(std::string, admin_tenants, "",
+          "tenants (as --interactive_tenants names them) that may call the "
+          "operators' methods (GetParity, GET /v1/parity) from anywhere; "
+          "callers on loopback with no tenant of their own always may");
 ABSL_FLAG(int, max_tenants, 100,
           "tenants named in metrics; the rest share the label \"other\"");
 
@@ -84,6 +88,13 @@ absl::Status TenantsFromFlags(ServerOptions& options) {
   auto proxies = TrustedProxies::Parse(absl::GetFlag(FLAGS_trusted_proxies));
   if (!proxies.ok()) return proxies.status();
   options.tenants.trusted_proxies = *std::move(proxies);
+  {
+    auto admins =
+        ParseTenantList(absl::GetFlag(FLAGS_admin_tenants), "--admin_tenants");
+    if (!admins.ok()) return admins.status();
+    options.admins.tenants.clear();
+    options.admins.tenants.insert(admins->begin(), admins->end());
+  }
   const std::string interactive = absl::GetFlag(FLAGS_interactive_tenants);
   if (interactive != "*") {
     auto names = ParseTenantList(interactive, "--interactive_tenants");

@@ -126,8 +126,8 @@ absl::optional<HealthService::Status> HealthService::StatusOf(
   if (service == kSnapshotService) {
     const bool fresh = snapshot_time_.has_value() &&
                        absl::Now() - *snapshot_time_ < snapshot_max_age_;
-    return up && fresh ? HealthCheckResponse::SERVING
-                       : HealthCheckResponse::NOT_SERVING;
+    return up && fresh && snapshot_parity_ ? HealthCheckResponse::SERVING
+                                           : HealthCheckResponse::NOT_SERVING;
   }
   if (service == kUpstreamService) {
     return serving_ && upstream_reachable_ ? HealthCheckResponse::SERVING
@@ -181,6 +181,15 @@ void HealthService::SetSnapshot(absl::optional<absl::Time> data_time) {
     absl::MutexLock lock(&mu_);
     snapshot_time_ = data_time;
     ++snapshot_changes_;
+  }
+  NotifyWatchers();
+}
+
+void HealthService::SetSnapshotParity(bool ok) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (snapshot_parity_ == ok) return;
+    snapshot_parity_ = ok;
   }
   NotifyWatchers();
 }

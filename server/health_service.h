@@ -3,8 +3,9 @@
 //    shutting down, NOT_SERVING after; also NOT_SERVING while not ready
 //    (SetReady(false): a replica joining its fleet, DESIGN rule 16);
 //  - "vin.v1.VinDecoderService.snapshot": SERVING while an offline snapshot
-//    is loaded whose data is younger than the maximum age, NOT_SERVING
-//    otherwise (none loaded, or stale);
+//    is loaded whose data is younger than the maximum age and whose parity
+//    with vPIC's live answers is good enough (DESIGN rule 21), NOT_SERVING
+//    otherwise (none loaded, stale, or disagreeing);
 //  - "vin.v1.VinDecoderService.upstream": SERVING while vPIC can be asked,
 //    NOT_SERVING while the circuit breaker in front of it is open or half
 //    open (DESIGN rule 13; the service itself still answers then);
@@ -58,6 +59,9 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   void SetReady(bool ready);
   // The snapshot now loaded (nullopt: none), by the date of its data.
   void SetSnapshot(absl::optional<absl::Time> data_time);
+  // Whether the snapshot agrees with vPIC enough (rule 21's parity, over
+  // --parity_window); watchers are told.
+  void SetSnapshotParity(bool ok);
   // Whether vPIC may be asked (the breaker closed); watchers are told.
   void SetUpstreamReachable(bool reachable);
 
@@ -76,6 +80,7 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   bool ready_ ABSL_GUARDED_BY(mu_) = true;
   absl::optional<absl::Time> snapshot_time_ ABSL_GUARDED_BY(mu_);
   bool upstream_reachable_ ABSL_GUARDED_BY(mu_) = true;
+  bool snapshot_parity_ ABSL_GUARDED_BY(mu_) = true;
   uint64_t snapshot_changes_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   CallRegistry<WatchCall> watchers_;

@@ -12,6 +12,7 @@
 #include "metrics/process.h"
 #include "server/job_metrics.h"
 #include "server/metric_family.h"
+#include "server/parity_metrics.h"
 
 namespace server {
 namespace {
@@ -382,6 +383,7 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
   AddSnapshotInfo(m, &out);
   AddLogAndRedis(src, &out);
   if (src.jobs != nullptr) AddJobMetrics(*src.jobs, &out);
+  if (src.parity != nullptr) AddParityMetrics(*src.parity, &out);
   return out;
 }
 

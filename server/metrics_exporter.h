@@ -26,6 +26,8 @@ class DiskCache;
 
 namespace server {
 
+class ParityChecker;
+
 class JobManager;
 
 // A count under one label value.
@@ -57,6 +59,8 @@ struct MetricsSources {
   std::function<std::vector<LabelCount>()> fleet_rejected;
   // Bulk jobs (null: --job_path not given, and no vin_job* metrics).
   JobManager* jobs = nullptr;
+  // Rule 21's parity (null: no vin_snapshot_parity* metrics).
+  const ParityChecker* parity = nullptr;
 };
 
 // The text of every metric, as a scrape of /metrics returns it.

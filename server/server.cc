@@ -25,8 +25,14 @@ namespace {
 // breaker's state as the health of vin.v1.VinDecoderService.upstream.
 class ServerObserver final : public engine::EngineObserver {
  public:
-  ServerObserver(engine::EngineObserver* inner, HealthService* health)
-      : inner_(inner), health_(health) {}
+  ServerObserver(engine::EngineObserver* inner, HealthService* health,
+                 ParityChecker* parity)
+      : inner_(inner), health_(health), parity_(parity) {}
+  void OnLiveAnswer(const std::shared_ptr<const engine::DecodeResult>& result,
+                    int model_year_hint) override {
+    if (parity_ != nullptr) parity_->Offer(result, model_year_hint);
+    if (inner_) inner_->OnLiveAnswer(result, model_year_hint);
+  }
   void OnRetryScheduled(const std::string& vin,
                         const engine::Retrying& r) override {
     if (inner_) inner_->OnRetryScheduled(vin, r);
@@ -51,6 +57,7 @@ class ServerObserver final : public engine::EngineObserver {
  private:
   engine::EngineObserver* const inner_;
   HealthService* const health_;
+  ParityChecker* const parity_;
 };
 
 // The snapshot at `path` loaded within `limit`; past `timeout` (its
@@ -119,8 +126,14 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     s->disk_ = *std::move(disk);
     options.engine.disk_cache = s->disk_.get();
   }
-  s->observer_ = std::make_unique<ServerObserver>(options.engine.observer,
-                                                  s->health_.get());
+  s->parity_ = std::make_unique<ParityChecker>(
+      options.parity, s->snapshots_.get(),
+      [h = s->health_.get()](bool ok) { h->SetSnapshotParity(ok); },
+      [](bool warning, const std::string& line) {
+        log::Event(warning ? log::Level::kWarn : log::Level::kInfo, line, {});
+      });
+  s->observer_ = std::make_unique<ServerObserver>(
+      options.engine.observer, s->health_.get(), s->parity_.get());
   options.engine.observer = s->observer_.get();
   if (!options.fleet.redis_url.empty()) {
     if (absl::Status st = s->StartFleet(options.fleet, &options.engine);
@@ -135,6 +148,8 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   if (absl::Status st = s->StartJobs(options); !st.ok()) return st;
   s->job_service_ =
       std::make_unique<JobService>(s->jobs_.get(), options.tenants);
+  s->admin_ = std::make_unique<AdminService>(s->parity_.get(), options.tenants,
+                                             options.admins);
   s->decode_ =
       std::make_unique<DecodeService>(s->engine_.get(), options.batch_window,
                                       s->metrics_.get(), options.tenants);
@@ -156,6 +171,8 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
     h.stream_window = static_cast<size_t>(options.batch_window);
     h.counters = &s->http_counters_;
     h.jobs = s->jobs_.get();
+    h.parity = [p = s->parity_.get()] { return p->Report(); };
+    h.admins = options.admins;
     auto gateway = http::Gateway::Start(std::move(h), s->engine_.get());
     if (!gateway.ok()) return gateway.status();
     s->http_ = *std::move(gateway);
@@ -262,6 +279,7 @@ absl::Status VinServer::StartMetricsExporter(const ServerOptions& options) {
   }
   sources.disk = disk_.get();
   sources.jobs = jobs_.get();
+  sources.parity = parity_.get();
   auto exporter = MetricsExporter::Start(
       options.metrics_listen, options.metrics_tls, std::move(sources));
   if (!exporter.ok()) return exporter.status();
@@ -322,6 +340,7 @@ absl::Status VinServer::StartGrpc(
   builder.RegisterService(decode_.get());
   builder.RegisterService(health_.get());
   builder.RegisterService(job_service_.get());
+  builder.RegisterService(admin_.get());
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(

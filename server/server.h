@@ -17,7 +17,9 @@
 #include "engine/engine.h"
 #include "fleet/redis_fleet.h"
 #include "metrics/metrics.h"
+#include "server/admin_service.h"
 #include "server/certificate_reloader.h"
+#include "server/common/admin_access.h"
 #include "server/common/tenant.h"
 #include "server/decode_service.h"
 #include "server/fleet_join.h"
@@ -26,6 +28,7 @@
 #include "server/job_service.h"
 #include "server/jobs/job_manager.h"
 #include "server/metrics_exporter.h"
+#include "server/parity_checker.h"
 #include "server/tls.h"
 #include "snapshot/snapshot_reloader.h"
 #include "snapshot/snapshot_store.h"
@@ -113,6 +116,10 @@ struct ServerOptions {
   int max_tenants = 100;
   // Bulk jobs (DESIGN rule 20): off while `jobs.path` is "".
   JobOptions jobs;
+  // Rule 21: live answers compared with the snapshot's decodes.
+  ParityOptions parity;
+  // Who may read the operators' methods (--admin_tenants).
+  AdminPolicy admins;
 };
 
 class VinServer {
@@ -126,6 +133,8 @@ class VinServer {
   int port() const { return port_; }
   // The HTTP gateway's port, 0 when it is off.
   int http_port() const { return http_ ? http_->port() : 0; }
+  // Rule 21's comparisons (tests wait on it with Flush()).
+  ParityChecker* parity() const { return parity_.get(); }
   // The metrics port, 0 when metrics are off.
   int metrics_port() const { return exporter_ ? exporter_->port() : 0; }
   const metrics::ServiceMetrics& metrics() const { return *metrics_; }
@@ -207,11 +216,14 @@ class VinServer {
   std::unique_ptr<disk_cache::DiskCache> disk_;
   // Before the engine, which tells them of the breaker until it is gone.
   std::unique_ptr<HealthService> health_;
+  // Outlives the engine, whose observer offers it live answers.
+  std::unique_ptr<ParityChecker> parity_;
   std::unique_ptr<engine::EngineObserver> observer_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<DecodeService> decode_;
   std::unique_ptr<JobManager> jobs_;  // stopped before the engine
   std::unique_ptr<JobService> job_service_;
+  std::unique_ptr<AdminService> admin_;
   // Before the engine goes: its waiters end first. Its counters outlive
   // it and the exporter.
   http::GatewayCounters http_counters_;

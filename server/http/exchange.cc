@@ -10,6 +10,7 @@
 
 #include "server/http/api_decode.h"
 #include "server/http/api_jobs.h"
+#include "server/http/api_parity.h"
 #include "server/http/http_status.h"
 #include "server/http/ndjson_stream.h"
 #include "server/http/vpic_decode.h"
@@ -90,6 +91,8 @@ std::unique_ptr<Exchange> MakeExchange(const Route& route, Connection* c,
     case Route::Kind::kJobResults:
     case Route::Kind::kJobCancel:
       return std::make_unique<ApiJobs>(c, seq);
+    case Route::Kind::kParity:
+      return std::make_unique<ApiParity>(c, seq);
     case Route::Kind::kError:  // (the connection answers it unrouted)
       break;
   }

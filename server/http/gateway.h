@@ -44,8 +44,10 @@
 #include "absl/time/time.h"
 #include "engine/engine.h"
 #include "metrics/labeled_histograms.h"
+#include "server/common/admin_access.h"
 #include "server/common/tenant.h"
 #include "server/common/tls_files.h"
+#include "vin/v1/admin.pb.h"
 
 namespace server {
 
@@ -97,6 +99,9 @@ struct GatewayOptions {
   // Bulk jobs (rule 20): the manager /v1/jobs calls (not owned; null: the
   // job routes answer JOBS_NOT_CONFIGURED).
   JobManager* jobs = nullptr;
+  // Rule 21: GET /v1/parity's report (null: 404), and who may read it.
+  std::function<vin::v1::ParityReport()> parity;
+  AdminPolicy admins;
   // One NDJSON line of /v1/decode:batch, whose body has no limit: it is
   // read as a stream, paced by `stream_window`. A longer line fails as its
   // item, unbuffered.

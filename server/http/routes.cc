@@ -99,6 +99,8 @@ const char* RouteLabel(Route::Kind kind) {
       return "job_results";
     case Route::Kind::kJobCancel:
       return "job_cancel";
+    case Route::Kind::kParity:
+      return "parity";
     case Route::Kind::kError:
       break;
   }
@@ -278,6 +280,15 @@ Route RouteOf(absl::string_view method, absl::string_view target) {
   if (rest == kJobsPath ||
       absl::StartsWith(rest, absl::StrCat(kJobsPath, "/"))) {
     return JobsRoute(method, rest);
+  }
+  if (rest == "/v1/parity") {
+    if (method != "GET" && method != "HEAD") {
+      return MethodNotAllowed("/v1/parity takes GET", "GET, HEAD");
+    }
+    Route r;
+    r.kind = Route::Kind::kParity;
+    r.status = 200;
+    return r;
   }
   // vPIC's paths: the op, and what follows it as written.
   const bool vpic = absl::StartsWith(rest, kVpicPrefix);

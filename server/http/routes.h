@@ -36,6 +36,7 @@ struct Route {
     kJobDelete,   // DELETE /v1/jobs/{job_id}
     kJobResults,  // GET /v1/jobs/{job_id}/results
     kJobCancel,   // POST /v1/jobs/{job_id}:cancel
+    kParity,      // GET /v1/parity (rule 21; operators only)
     kError,       // `status` and `message` say why
   };
   Kind kind = Kind::kError;

@@ -43,6 +43,7 @@ constexpr absl::string_view kNames[kErrorReasons] = {
     "JOB_NOT_ENDED",
     "INVALID_PAGE_TOKEN",
     "JOB_STORE_UNAVAILABLE",
+    "ADMIN_ONLY",
     "INTERNAL",
 };
 

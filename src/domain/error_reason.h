@@ -60,6 +60,7 @@ enum class ErrorReason {
   kJobNotEnded,          // deleting a job that has not ended
   kInvalidPageToken,     // a page token the server did not issue
   kJobStoreUnavailable,  // the store cannot be written or read now
+  kAdminOnly,  // an operator's method (rule 21) asked by another caller
   kInternal,
 };
 inline constexpr size_t kErrorReasons =

@@ -243,9 +243,14 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
   Summarise(f, true, "done", f->waiters.size());
   StopFlightWork(f);
   fleet_->Done(f->key, f->id, *result, cache_answer);
+  const int model_year_hint = f->key.model_year;
+  const bool reference = f->key.is_reference();
   auto waiters = table_.Erase(f);
   std::shared_ptr<const DecodeResult> shared = std::move(result);
   for (auto& [id, w] : waiters) answerer_.Done(w, shared);
+  if (options_.observer != nullptr && !reference) {
+    options_.observer->OnLiveAnswer(shared, model_year_hint);
+  }
 }
 
 void Engine::FailFlight(Flight* f, Failure failure) {

@@ -130,6 +130,11 @@ class EngineObserver {
   // The retry budget refused a retry of this flight (DESIGN rule 11).
   virtual void OnRetryRefused(const std::string& vin, absl::Duration delay) {}
   virtual void OnBreakerChanged(const BreakerChange& change) {}
+  // A VIN decoded live by vPIC, as its callers get it (rule 21: compared
+  // with the snapshot's decode), on the engine's loop: keep it cheap.
+  // `model_year_hint` is the flight's (0: none).
+  virtual void OnLiveAnswer(const std::shared_ptr<const DecodeResult>& result,
+                            int model_year_hint) {}
 };
 
 }  // namespace engine

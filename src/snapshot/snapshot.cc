@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
+#include <set>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -49,6 +50,30 @@ bool BetterPass(const PassResult& a, const PassResult& b, int hint) {
 
 }  // namespace
 
+namespace {
+
+std::vector<std::string> VariablesOf(const SnapshotIndex& ix) {
+  std::set<std::string> names = {"MakeID", "ModelID"};
+  auto add = [&](int slot) {
+    if (slot >= 0 && slot < static_cast<int>(ix.elements.size())) {
+      names.insert(ix.elements[slot].code);
+    }
+  };
+  for (const SnapshotIndex::PatternScan& p : ix.pattern_scan) add(p.slot);
+  for (const auto& [name, rows] : ix.engine_models) {
+    for (const EngineModelRow& r : rows) add(r.slot);
+  }
+  for (const ConversionRule& c : ix.conversions) add(c.to_slot);
+  for (int element :
+       {element::kMake, element::kModelYear, element::kManufacturer,
+        element::kManufacturerId, element::kVehicleType}) {
+    add(ix.SlotOf(element));
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+}  // namespace
+
 Snapshot::Snapshot(std::unique_ptr<const SnapshotIndex> index,
                    SnapshotInfo info)
     : index_(std::move(index)),
@@ -58,7 +83,8 @@ Snapshot::Snapshot(std::unique_ptr<const SnapshotIndex> index,
                                 "), reference year ")),
       reference_note_(absl::StrCat(
           "answered from the offline vPIC snapshot of ", info_.date,
-          " (sha256 ", info_.sha256.substr(0, 12), ")")) {}
+          " (sha256 ", info_.sha256.substr(0, 12), ")")),
+      variables_(VariablesOf(*index_)) {}
 
 Snapshot::~Snapshot() = default;
 

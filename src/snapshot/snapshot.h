@@ -89,6 +89,11 @@ class Snapshot {
   const std::string& reference_note() const { return reference_note_; }
 
   const SnapshotInfo& info() const { return info_; }
+  // The vPIC variables this snapshot can give (rule 21: what parity
+  // compares), sorted: the elements its patterns, engine models and
+  // conversions set, those the WMI and the model year give, MakeID and
+  // ModelID.
+  const std::vector<std::string>& variables() const { return variables_; }
 
   // Approximate heap bytes held by the index.
   size_t MemoryBytes() const;
@@ -100,6 +105,7 @@ class Snapshot {
   SnapshotInfo info_;
   std::string note_prefix_;  // the "snapshot" note, up to the reference year
   std::string reference_note_;
+  std::vector<std::string> variables_;
 
   // Reference answers made (Reference()), at most kAnswersKept.
   static constexpr size_t kAnswersKept = 1024;

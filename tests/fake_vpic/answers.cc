@@ -367,6 +367,22 @@ std::string Answers::NormalResult(absl::string_view vin, int model_year) const {
   return FirstResult(Normal(vin, model_year));
 }
 
+std::string Answers::WithValue(const std::string& body,
+                               const std::string& variable,
+                               const std::string& value) {
+  Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc["Results"].is_array() ||
+      doc["Results"].empty()) {
+    return body;
+  }
+  doc["Results"][0][variable] = value;
+  return doc.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string Answers::ResultOf(const std::string& body) {
+  return FirstResult(body);
+}
+
 std::string Answers::SparseResult(absl::string_view vin) const {
   return FirstResult(Sparse(vin));
 }

@@ -70,6 +70,12 @@ class Answers {
   // The result object (one VIN's variables) of Normal() / Sparse(), for a
   // batch answer.
   std::string NormalResult(absl::string_view vin, int model_year) const;
+  // A body (Normal's) with its first result's `variable` set to `value`.
+  static std::string WithValue(const std::string& body,
+                               const std::string& variable,
+                               const std::string& value);
+  // The first result object of a body, as NormalResult cuts it.
+  static std::string ResultOf(const std::string& body);
   std::string SparseResult(absl::string_view vin) const;
   // A DecodeVINValuesBatch answer holding `results` (result objects).
   std::string BatchBody(const std::vector<std::string>& results) const;

@@ -44,14 +44,15 @@ namespace fakevpic {
 // One scripted answer.
 struct Step {
   enum class Kind {
-    kOk,            // the normal answer (fixture or generated)
-    kStatus,        // HTTP `status` with a short text body (503, 502, 404, ...)
-    kTooManyRequests,  // 429 with `Retry-After: retry_after` (seconds or HTTP date)
-    kReset,         // read the request, then reset the connection (RST)
-    kHang,          // read the request, never answer; the connection stays
-                    // open until the client closes it or the server stops
-    kHtml,          // 200 text/html maintenance page, with `Retry-After:
-                    // retry_after` when that is set ("html:120")
+    kOk,      // the normal answer (fixture or generated)
+    kStatus,  // HTTP `status` with a short text body (503, 502, 404, ...)
+    kTooManyRequests,  // 429 with `Retry-After: retry_after` (seconds or HTTP
+                       // date)
+    kReset,            // read the request, then reset the connection (RST)
+    kHang,             // read the request, never answer; the connection stays
+                       // open until the client closes it or the server stops
+    kHtml,             // 200 text/html maintenance page, with `Retry-After:
+                       // retry_after` when that is set ("html:120")
     kSparse,        // 200 valid vPIC JSON, every variable empty but ErrorCode 8
     kTruncated,     // 200 whose JSON body is cut in the middle (Content-Length
                     // matches what is sent)
@@ -62,18 +63,23 @@ struct Step {
     kRedirect,      // 302 to `location`
     kBadGzip,       // 200 with Content-Encoding: gzip, but the body is the
                     // plain JSON answer, not gzip
+    kSet,           // the normal answer with vPIC variable `variable` set to
+                    // `value` ("" empties it): an answer that differs in one
   };
   Kind kind = Kind::kOk;
   int status = 0;
   std::string retry_after;  // kTooManyRequests, kHtml
   std::string location;
   absl::Duration delay;
+  std::string variable;  // kSet
+  std::string value;     // kSet
 
   // Parses the textual form used by the fake-vpic binary and handy in tests:
   // "ok", "503" (any 3-digit status), "429:<Retry-After value>", "reset",
   // "hang", "html", "html:<Retry-After value>", "sparse", "truncated",
   // "empty", "missing", "huge", "badgzip",
-  // "delay:<duration>" (e.g. "delay:500ms"), "redirect:<url>".
+  // "delay:<duration>" (e.g. "delay:500ms"), "redirect:<url>",
+  // "set:<Variable>=<value>" (e.g. "set:Model=F-550").
   static absl::StatusOr<Step> Parse(absl::string_view text);
   // Parses a comma-separated list of steps ("503,503,ok").
   static absl::StatusOr<std::vector<Step>> ParseList(absl::string_view text);

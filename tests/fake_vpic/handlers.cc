@@ -160,6 +160,12 @@ Disposition FakeVpic::Impl::Handle(Connection& conn, const HttpRequest& req,
         answer =
             HttpResponse(200, kJson, answers_.EmptyResults(vin), close_after);
         break;
+      case Step::Kind::kSet:
+        answer = HttpResponse(200, kJson,
+                              Answers::WithValue(answers_.Normal(vin, year),
+                                                 step.variable, step.value),
+                              close_after);
+        break;
       case Step::Kind::kDelay:
         if (!Pause(step.delay)) return Disposition::kClose;
         [[fallthrough]];
@@ -279,6 +285,12 @@ std::string FakeVpic::Impl::BatchAnswer(
     const Step::Kind kind =
         i < plan.steps.size() ? plan.steps[i].kind : Step::Kind::kOk;
     if (kind == Step::Kind::kMissing) continue;
+    if (kind == Step::Kind::kSet) {
+      const Step& set = plan.steps[i];
+      results.push_back(Answers::ResultOf(Answers::WithValue(
+          answers_.Normal(e.vin, e.model_year), set.variable, set.value)));
+      continue;
+    }
     results.push_back(kind == Step::Kind::kSparse
                           ? answers_.SparseResult(e.vin)
                           : answers_.NormalResult(e.vin, e.model_year));

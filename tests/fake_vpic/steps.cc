@@ -36,6 +36,7 @@ std::string ServedName(const Step& step) {
   if (step.kind == Step::Kind::kTooManyRequests) return "429";
   if (step.kind == Step::Kind::kDelay) return "delay";
   if (step.kind == Step::Kind::kRedirect) return "redirect";
+  if (step.kind == Step::Kind::kSet) return "set";
   for (const auto& [kind, word] : kWordSteps) {
     if (kind == step.kind) return std::string(word);
   }
@@ -48,6 +49,7 @@ bool FailsWholeAnswer(Step::Kind kind) {
     case Step::Kind::kSparse:
     case Step::Kind::kMissing:
     case Step::Kind::kDelay:
+    case Step::Kind::kSet:
       return false;
     default:
       return true;
@@ -127,6 +129,18 @@ absl::StatusOr<Step> Step::Parse(absl::string_view text) {
     if (step.location.empty()) {
       return absl::InvalidArgumentError("redirect: needs a URL");
     }
+    return step;
+  }
+  if (absl::StartsWith(t, "set:")) {
+    const absl::string_view rest = raw.substr(4);
+    const size_t eq = rest.find('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("set: needs Variable=value, got \"", raw, "\""));
+    }
+    step.kind = Kind::kSet;
+    step.variable = std::string(rest.substr(0, eq));
+    step.value = std::string(rest.substr(eq + 1));
     return step;
   }
   if (absl::StartsWith(t, "delay:")) {

@@ -1,0 +1,139 @@
+#include "snapshot/parity.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+
+namespace snapshot {
+namespace {
+
+const std::string* Find(const domain::Vehicle& v, const std::string& name) {
+  auto it = v.attributes.find(name);
+  if (it == v.attributes.end() || it->second.empty()) return nullptr;
+  return &it->second;
+}
+
+}  // namespace
+
+const char* ParityOutcomeName(ParityOutcome outcome) {
+  switch (outcome) {
+    case ParityOutcome::kAgree:
+      return "agree";
+    case ParityOutcome::kDiffer:
+      return "differ";
+    case ParityOutcome::kSnapshotMissing:
+      return "snapshot_missing";
+    case ParityOutcome::kLiveMissing:
+      return "live_missing";
+  }
+  return "agree";
+}
+
+bool SameValue(absl::string_view a, absl::string_view b) {
+  a = absl::StripAsciiWhitespace(a);
+  b = absl::StripAsciiWhitespace(b);
+  if (absl::EqualsIgnoreCase(a, b)) return true;
+  double x = 0;
+  double y = 0;
+  if (absl::SimpleAtod(a, &x) && absl::SimpleAtod(b, &y)) {
+    return std::fabs(x - y) <= 1e-9 * std::max(1.0, std::fabs(x));
+  }
+  return false;
+}
+
+std::vector<VariableParity> CompareDecodes(
+    const domain::Vehicle& live, const domain::Vehicle& snapshot,
+    const std::vector<std::string>& variables) {
+  std::vector<VariableParity> out;
+  for (const std::string& name : variables) {
+    const std::string* l = Find(live, name);
+    const std::string* s = Find(snapshot, name);
+    if (l == nullptr && s == nullptr) continue;
+    VariableParity p;
+    p.variable = name;
+    if (l != nullptr) p.live = *l;
+    if (s != nullptr) p.snapshot = *s;
+    if (l == nullptr) {
+      p.outcome = ParityOutcome::kLiveMissing;
+    } else if (s == nullptr) {
+      p.outcome = ParityOutcome::kSnapshotMissing;
+    } else {
+      p.outcome =
+          SameValue(*l, *s) ? ParityOutcome::kAgree : ParityOutcome::kDiffer;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+absl::optional<bool> MakeModelYearAgree(
+    const std::vector<VariableParity>& outcomes) {
+  bool judged = false;
+  bool agree = true;
+  for (const VariableParity& p : outcomes) {
+    if (p.variable != "Make" && p.variable != "Model" &&
+        p.variable != "ModelYear") {
+      continue;
+    }
+    if (p.outcome == ParityOutcome::kLiveMissing) continue;
+    judged = true;
+    if (p.outcome != ParityOutcome::kAgree) agree = false;
+  }
+  if (!judged) return absl::nullopt;
+  return agree;
+}
+
+void ParityTracker::Record(absl::string_view vin, absl::Time when,
+                           const std::vector<VariableParity>& outcomes) {
+  const absl::optional<bool> mmy = MakeModelYearAgree(outcomes);
+  absl::MutexLock lock(&mu_);
+  ++compared_;
+  for (const VariableParity& p : outcomes) {
+    VariableCounts& c = variables_[p.variable];
+    ++c.by_outcome[static_cast<int>(p.outcome)];
+    if (p.outcome == ParityOutcome::kAgree) continue;
+    c.examples.push_front(
+        ParityExample{std::string(vin), p.live, p.snapshot, when});
+    if (c.examples.size() > kExamples) c.examples.pop_back();
+  }
+  if (!mmy.has_value() || window_ == 0) return;
+  recent_.push_back(*mmy);
+  if (*mmy) ++agreeing_;
+  if (recent_.size() > window_) {
+    if (recent_.front()) --agreeing_;
+    recent_.pop_front();
+  }
+}
+
+absl::optional<double> ParityTracker::AgreementLocked(size_t* judged) const {
+  if (judged != nullptr) *judged = recent_.size();
+  if (recent_.empty()) return absl::nullopt;
+  return static_cast<double>(agreeing_) / static_cast<double>(recent_.size());
+}
+
+absl::optional<double> ParityTracker::Agreement(size_t* judged) const {
+  absl::MutexLock lock(&mu_);
+  return AgreementLocked(judged);
+}
+
+ParityReport ParityTracker::Report() const {
+  absl::MutexLock lock(&mu_);
+  ParityReport r;
+  r.compared = compared_;
+  r.variables = variables_;
+  r.make_model_year_agreement = AgreementLocked(&r.judged);
+  return r;
+}
+
+void ParityTracker::Reset() {
+  absl::MutexLock lock(&mu_);
+  compared_ = 0;
+  variables_.clear();
+  recent_.clear();
+  agreeing_ = 0;
+}
+
+}  // namespace snapshot
