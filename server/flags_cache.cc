@@ -11,8 +11,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "server/flag_groups.h"
 #include "server/common/proto_mapping.h"
+#include "server/flag_groups.h"
+#include "util/read_file.h"
 
 ABSL_FLAG(int64_t, cache_capacity, 100000,
           "finished decodes kept in memory (0 disables the cache)");
@@ -40,6 +41,17 @@ ABSL_FLAG(absl::Duration, snapshot_reload_timeout, absl::Seconds(60),
 ABSL_FLAG(absl::Duration, snapshot_max_age, absl::Hours(24 * 62),
           "health of vin.v1.VinDecoderService.snapshot is SERVING while the "
           "loaded snapshot's data is younger than this");
+ABSL_FLAG(std::string, snapshot_sha256, "",
+          "the sha256 (64 hex digits) a snapshot file must have to be loaded, "
+          "at start and on SIGHUP; another is refused and the snapshot in use "
+          "stays (empty: any)");
+ABSL_FLAG(std::string, snapshot_golden, "",
+          "a file of VIN,Make,Model,ModelYear lines a reloaded snapshot must "
+          "decode about as well as the one in use (empty: the set built into "
+          "the binary, server/snapshot_golden.csv)");
+ABSL_FLAG(double, snapshot_golden_slack, 0.5,
+          "how many points (of 100) less than the snapshot in use a reloaded "
+          "one may agree with the golden set; more, and it is refused");
 ABSL_FLAG(double, parity_sample, 1.0,
           "the share of live vPIC answers also decoded from the snapshot and "
           "compared (rule 21; 0: none), off the answer's path");
@@ -81,6 +93,28 @@ absl::Status CacheFromFlags(ServerOptions& options) {
   options.snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);
   options.snapshot_reload_timeout =
       absl::GetFlag(FLAGS_snapshot_reload_timeout);
+  options.snapshot_sha256 =
+      absl::AsciiStrToLower(absl::GetFlag(FLAGS_snapshot_sha256));
+  if (!options.snapshot_sha256.empty() &&
+      (options.snapshot_sha256.size() != 64 ||
+       options.snapshot_sha256.find_first_not_of("0123456789abcdef") !=
+           std::string::npos)) {
+    return absl::InvalidArgumentError(
+        "--snapshot_sha256 must be 64 hex digits (sha256sum's output)");
+  }
+  if (const std::string golden = absl::GetFlag(FLAGS_snapshot_golden);
+      !golden.empty()) {
+    absl::StatusOr<std::string> text =
+        util::ReadSmallFile(golden, "the golden set (--snapshot_golden)");
+    if (!text.ok()) return text.status();
+    options.snapshot_golden = *std::move(text);
+  }
+  options.snapshot_golden_slack =
+      absl::GetFlag(FLAGS_snapshot_golden_slack) / 100;
+  if (options.snapshot_golden_slack < 0 || options.snapshot_golden_slack > 1) {
+    return absl::InvalidArgumentError(
+        "--snapshot_golden_slack is in points, between 0 and 100");
+  }
   options.parity.sample = absl::GetFlag(FLAGS_parity_sample);
   options.parity.window = absl::GetFlag(FLAGS_parity_window);
   options.parity.min = absl::GetFlag(FLAGS_parity_min);

@@ -303,6 +303,16 @@ void AddSnapshotInfo(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
   info.metric.push_back(Sample(
       1, MetricType::Gauge, {{"sha256", sha256}, {"data_date", date}}));
   out->push_back(std::move(info));
+  absl::Time data_time;
+  std::string error;
+  if (absl::ParseTime("%Y-%m-%d", date, absl::UTCTimeZone(), &data_time,
+                      &error)) {
+    AddGauge(out, "vin_snapshot_age_seconds",
+             "How old the loaded snapshot's data is (its newest pattern "
+             "change); the snapshot's health turns NOT_SERVING past "
+             "--snapshot_max_age.",
+             absl::ToDoubleSeconds(absl::Now() - data_time));
+  }
 }
 
 // What the sources besides ServiceMetrics give, when they are there: the

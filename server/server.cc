@@ -4,6 +4,7 @@
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "server/common/listener_checks.h"
 #include "server/common/log.h"
@@ -19,6 +21,9 @@
 #include "server/fleet_setup.h"
 
 namespace server {
+namespace http::embedded {
+extern const char kSnapshotGolden[];  // server/snapshot_golden.csv
+}  // namespace http::embedded
 namespace {
 
 // The engine's observer for a server: the caller's (may be null), and the
@@ -60,11 +65,66 @@ class ServerObserver final : public engine::EngineObserver {
   ParityChecker* const parity_;
 };
 
+// What a snapshot file must pass before it is used (rule 21).
+struct SnapshotChecks {
+  std::string sha256;  // --snapshot_sha256 ("" for any)
+  std::shared_ptr<const std::vector<snapshot::GoldenVin>> golden;
+  double slack = 0.005;
+  const snapshot::SnapshotStore* current = nullptr;
+};
+
+// FAILED_PRECONDITION when `loaded` is not the pinned file, or agrees with
+// the golden set by more than the slack less than the snapshot in use.
+absl::Status CheckSnapshot(const snapshot::Snapshot& loaded,
+                           const SnapshotChecks& c) {
+  const snapshot::SnapshotInfo& info = loaded.info();
+  if (!c.sha256.empty() && info.sha256 != c.sha256) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the snapshot ", info.path, " has sha256 ", info.sha256,
+                     ", not the pinned --snapshot_sha256 ", c.sha256,
+                     ": refused, the snapshot in use stays"));
+  }
+  if (!c.sha256.empty()) {
+    // The file is in WAL mode: SQLite also reads what a -wal beside it
+    // holds, which the hash does not cover. Pinned, it must be empty.
+    struct stat wal;
+    if (stat((info.path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the snapshot ", info.path, " has a non-empty ", info.path,
+          "-wal beside it, whose changes --snapshot_sha256 does not cover: "
+          "refused, the snapshot in use stays"));
+    }
+  }
+  if (c.golden == nullptr || c.golden->empty() || c.current == nullptr) {
+    return absl::OkStatus();
+  }
+  const std::shared_ptr<const snapshot::Snapshot> current =
+      c.current->Current();
+  if (current == nullptr || current->info().sha256 == info.sha256) {
+    return absl::OkStatus();
+  }
+  const int year = static_cast<int>(
+      absl::ToCivilYear(absl::Now(), absl::UTCTimeZone()).year());
+  const snapshot::GoldenScore now =
+      snapshot::ScoreGolden(*current, *c.golden, year);
+  const snapshot::GoldenScore next =
+      snapshot::ScoreGolden(loaded, *c.golden, year);
+  if (next.share() < now.share() - c.slack) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the snapshot %s agrees with %d of %d golden VINs, the one in use "
+        "with %d (more than --snapshot_golden_slack %.1f points less): "
+        "refused, the snapshot in use stays; for example %s",
+        info.path, next.agreed, next.checked, now.agreed, c.slack * 100,
+        next.first_miss));
+  }
+  return absl::OkStatus();
+}
+
 // The snapshot at `path` loaded within `limit`; past `timeout` (its
 // deadline), DEADLINE_EXCEEDED naming --snapshot_reload_timeout.
 snapshot::SnapshotReloader::Loaded LoadSnapshotFile(
     const std::string& path, const snapshot::LoadLimit& limit,
-    absl::Duration timeout) {
+    absl::Duration timeout, const SnapshotChecks& checks) {
   if (path.empty()) {
     return absl::FailedPreconditionError(
         "no snapshot file to reload: the server was started without "
@@ -76,6 +136,8 @@ snapshot::SnapshotReloader::Loaded LoadSnapshotFile(
         "loading the snapshot ", path, " took longer than ",
         absl::FormatDuration(timeout), " (--snapshot_reload_timeout)"));
   }
+  if (!loaded.ok()) return loaded;
+  if (absl::Status st = CheckSnapshot(**loaded, checks); !st.ok()) return st;
   return loaded;
 }
 
@@ -106,6 +168,19 @@ absl::StatusOr<std::unique_ptr<VinServer>> VinServer::Start(
   s->metrics_->upstream_tenant_vins.SetMaxTenants(
       static_cast<size_t>(std::max(1, options.max_tenants)));
   s->health_ = std::make_unique<HealthService>(options.snapshot_max_age);
+  {
+    absl::StatusOr<std::vector<snapshot::GoldenVin>> golden =
+        snapshot::ParseGolden(
+            options.snapshot_golden.empty()
+                ? absl::string_view(http::embedded::kSnapshotGolden)
+                : absl::string_view(options.snapshot_golden));
+    if (!golden.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--snapshot_golden: ", golden.status().message()));
+    }
+    s->golden_ = std::make_shared<const std::vector<snapshot::GoldenVin>>(
+        *std::move(golden));
+  }
   s->LoadSnapshot(options);
   options.engine.snapshots = s->snapshots_.get();
   options.engine.metrics = s->metrics_.get();
@@ -185,6 +260,8 @@ void VinServer::LoadSnapshot(const ServerOptions& options) {
   snapshots_ = std::make_unique<snapshot::SnapshotStore>();
   snapshot_path_ = options.snapshot_path;
   snapshot_timeout_ = options.snapshot_reload_timeout;
+  snapshot_sha256_ = options.snapshot_sha256;
+  golden_slack_ = options.snapshot_golden_slack;
   if (!snapshot_path_.empty()) {
     const snapshot::LoadLimit limit(absl::Now() + snapshot_timeout_);
     auto loaded = SnapshotLoader()(limit);
@@ -391,17 +468,21 @@ void VinServer::Wait() { server_->Wait(); }
 
 absl::Status VinServer::ReloadSnapshot(const std::string& path) {
   const snapshot::LoadLimit limit(absl::Now() + snapshot_timeout_);
-  auto loaded = LoadSnapshotFile(path.empty() ? snapshot_path_ : path, limit,
-                                 snapshot_timeout_);
+  auto loaded = LoadSnapshotFile(
+      path.empty() ? snapshot_path_ : path, limit, snapshot_timeout_,
+      SnapshotChecks{snapshot_sha256_, golden_, golden_slack_,
+                     snapshots_.get()});
   if (!loaded.ok()) return loaded.status();
   UseSnapshot(*std::move(loaded));
   return absl::OkStatus();
 }
 
 snapshot::SnapshotReloader::LoadFn VinServer::SnapshotLoader() const {
-  return [path = snapshot_path_,
-          timeout = snapshot_timeout_](const snapshot::LoadLimit& limit) {
-    return LoadSnapshotFile(path, limit, timeout);
+  const SnapshotChecks checks{snapshot_sha256_, golden_, golden_slack_,
+                              snapshots_.get()};
+  return [path = snapshot_path_, timeout = snapshot_timeout_,
+          checks](const snapshot::LoadLimit& limit) {
+    return LoadSnapshotFile(path, limit, timeout, checks);
   };
 }
 

@@ -30,6 +30,7 @@
 #include "server/metrics_exporter.h"
 #include "server/parity_checker.h"
 #include "server/tls.h"
+#include "snapshot/golden.h"
 #include "snapshot/snapshot_reloader.h"
 #include "snapshot/snapshot_store.h"
 
@@ -75,6 +76,13 @@ struct ServerOptions {
   // A load of the snapshot (at start, or a reload) that takes longer is
   // abandoned: the server keeps what it had.
   absl::Duration snapshot_reload_timeout = absl::Seconds(60);
+  // Rule 21: the sha256 a snapshot file must have to be loaded ("" any),
+  // the golden set's text (VIN,Make,Model,ModelYear lines; "" the one built
+  // in), and how much less (a share: 0.005 is half a point) a reloaded
+  // snapshot may agree with it than the current one.
+  std::string snapshot_sha256;
+  std::string snapshot_golden;
+  double snapshot_golden_slack = 0.005;
   // Larger requests are refused by gRPC with RESOURCE_EXHAUSTED.
   int max_receive_message_bytes = domain::kMaxMessageBytes;
   // Per connection: concurrent streams (HTTP/2 MAX_CONCURRENT_STREAMS; a
@@ -205,6 +213,9 @@ class VinServer {
 
   std::string snapshot_path_;
   absl::Duration snapshot_timeout_;
+  std::string snapshot_sha256_;
+  std::shared_ptr<const std::vector<snapshot::GoldenVin>> golden_;
+  double golden_slack_ = 0.005;
   absl::Status snapshot_status_;
   std::unique_ptr<metrics::ServiceMetrics> metrics_;
   std::unique_ptr<snapshot::SnapshotStore> snapshots_;

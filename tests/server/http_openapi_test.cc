@@ -29,6 +29,7 @@
 #include "server/http/vpic_endpoints.h"
 #include "testing/http_client.h"
 #include "testing/server_fixture.h"
+#include "vin/v1/admin.pb.h"
 #include "vin/v1/jobs.pb.h"
 #include "vin/v1/vin.pb.h"
 
@@ -218,6 +219,28 @@ TEST(HttpOpenApi, EveryRouteOfTheProtoIsDescribedWithItsMessages) {
                   ["$ref"],
                 Ref("DecodeBatchRequest"));
     }
+  }
+  // The operators' route (rule 21): GetParity at its path, answering the
+  // report.
+  const google::protobuf::ServiceDescriptor* admin =
+      vin::v1::ParityReport::descriptor()->file()->FindServiceByName(
+          "VinAdminService");
+  ASSERT_NE(admin, nullptr);
+  for (int i = 0; i < admin->method_count(); ++i) {
+    const google::protobuf::MethodDescriptor* m = admin->method(i);
+    SCOPED_TRACE(m->full_name());
+    ASSERT_TRUE(m->options().HasExtension(google::api::http));
+    const std::string path = m->options().GetExtension(google::api::http).get();
+    ASSERT_TRUE(doc["paths"].contains(path)) << path;
+    const Json& op = doc["paths"][path]["get"];
+    EXPECT_EQ(op["operationId"], m->full_name());
+    EXPECT_EQ(op["responses"]["default"]["content"]["application/json"]
+                ["schema"]["$ref"],
+              Ref("Status"));
+    EXPECT_EQ(
+        op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+        Ref(m->output_type()->name()));
+    check.Message(m->output_type());
   }
   // Nothing described that the proto does not have (beside vPIC's shapes
   // and the errors).

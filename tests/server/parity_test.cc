@@ -26,6 +26,9 @@ class ParityTest : public testing_util::ServerFixture {
     ServerOptions o = Defaults();
     o.snapshot_path = VIN_SNAPSHOT_PATH;
     o.engine.cache_capacity = 0;
+    // Each scripted answer is one request: no attempt may time out and be
+    // tried again on a loaded machine (it would take the next answer).
+    o.engine.attempt_timeout = absl::Seconds(60);
     o.parity.window = window;
     o.parity.min = min;
     // The pinned snapshot's data is older than the default age limit: its

@@ -8,6 +8,7 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -154,6 +155,93 @@ TEST_F(SnapshotCopyTest, AFileThatWentBadOnSighupLeavesTheLoadedOneServing) {
                                    absl::Seconds(30)));
     ExpectSnapshotAnswers(s);
   }
+  ExpectCleanStop(s);
+}
+
+// Rule 21: with --snapshot_sha256, a file with another hash is refused,
+// naming both hashes, at start (the server serves live) and on SIGHUP (the
+// loaded one stays).
+TEST_F(SnapshotCopyTest, AFileThatIsNotThePinnedOneIsRefused) {
+  // The hash of the file the copy was made from.
+  const std::string pinned = snapshot::testing::SharedSnapshot()->info().sha256;
+  ASSERT_EQ(pinned.size(), 64u);
+  Server s;
+  StartLoaded(s, {"--snapshot_sha256=" + pinned});
+  // One make renamed: another file.
+  testing_util::RawExec(
+      path_, "UPDATE Make SET Name = 'Not Ford' WHERE upper(Name) = 'FORD'");
+  s.proc.Signal(SIGHUP);
+  ASSERT_TRUE(s.proc.WaitForLine("not the pinned --snapshot_sha256 " + pinned,
+                                 absl::Seconds(30)))
+      << absl::StrJoin(s.proc.lines(), "\n");
+  ExpectSnapshotAnswers(s);
+  ExpectCleanStop(s);
+
+  Server other;
+  ASSERT_TRUE(
+      other.Start(fake_->base_url(), path_, {"--snapshot_sha256=" + pinned}));
+  EXPECT_TRUE(other.proc.WaitForLine(
+      "starting without the offline snapshot.*not the pinned",
+      absl::Seconds(30)));
+  vin::v1::DecodeResponse resp;
+  EXPECT_EQ(other.Decode(vin::v1::SOURCE_PREFERENCE_SNAPSHOT_ONLY, &resp)
+                .error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  ExpectCleanStop(other);
+}
+
+// The pinned bytes with a -wal beside them holding a change (SQLite reads
+// it; the hash does not cover it): refused too.
+TEST_F(SnapshotCopyTest, APinnedFileWithChangesInItsWalIsRefused) {
+  const std::string pinned = snapshot::testing::SharedSnapshot()->info().sha256;
+  // A second copy takes a change in WAL mode; its -wal, copied while the
+  // change is not yet checkpointed, goes beside the untouched copy.
+  const std::string other = TempPath("other.db");
+  {
+    std::ifstream in(path_, std::ios::binary);
+    std::ofstream out(other, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
+                         " UPDATE Make SET Name = 'Not Ford'"
+                         " WHERE upper(Name) = 'FORD'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  {
+    std::ifstream in(other + "-wal", std::ios::binary);
+    std::ofstream out(path_ + "-wal", std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+  }
+  sqlite3_close(db);
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((other + suffix).c_str());
+  }
+  Server s;
+  ASSERT_TRUE(
+      s.Start(fake_->base_url(), path_, {"--snapshot_sha256=" + pinned}));
+  EXPECT_TRUE(s.proc.WaitForLine("starting without the offline snapshot.*-wal",
+                                 absl::Seconds(30)))
+      << absl::StrJoin(s.proc.lines(), "\n");
+  ExpectCleanStop(s);
+}
+
+// Rule 21: a reloaded snapshot whose makes were shuffled decodes the golden
+// set built into the binary worse than the one in use: refused, the loaded
+// one stays; an unchanged copy reloads.
+TEST_F(SnapshotCopyTest, ASnapshotThatFailsTheGoldenSetIsRefused) {
+  Server s;
+  StartLoaded(s);
+  // Each make takes the name of the next one (by id).
+  testing_util::RawExec(
+      path_,
+      "UPDATE Make SET Name = COALESCE((SELECT m.Name FROM Make m WHERE m.Id > "
+      "Make.Id ORDER BY m.Id LIMIT 1), Name)");
+  s.proc.Signal(SIGHUP);
+  ASSERT_TRUE(s.proc.WaitForLine("golden VINs.*refused", absl::Seconds(60)));
+  ExpectSnapshotAnswers(s);
   ExpectCleanStop(s);
 }
 
