@@ -13,6 +13,7 @@
 #ifndef VIN_SERVER_PARITY_CHECKER_H_
 #define VIN_SERVER_PARITY_CHECKER_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -84,13 +85,15 @@ class ParityChecker {
   std::atomic<uint64_t> dropped_{0};
 
   mutable absl::Mutex mu_;
-  absl::CondVar cv_;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   uint64_t offered_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t compared_ ABSL_GUARDED_BY(mu_) = 0;  // taken off the queue and done
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<std::pair<std::string, std::string>, int64_t> counts_
-      ABSL_GUARDED_BY(mu_);
+  int flushing_ ABSL_GUARDED_BY(mu_) = 0;  // Flush() calls waiting
+  // By variable, then by outcome.
+  std::map<std::string, std::array<int64_t, snapshot::kParityOutcomes>,
+           std::less<>>
+      counts_ ABSL_GUARDED_BY(mu_);
   std::string sha256_ ABSL_GUARDED_BY(mu_);  // the snapshot compared now
   bool healthy_ ABSL_GUARDED_BY(mu_) = true;
   std::thread thread_;

@@ -92,11 +92,15 @@ void ParityTracker::Record(absl::string_view vin, absl::Time when,
   absl::MutexLock lock(&mu_);
   ++compared_;
   for (const VariableParity& p : outcomes) {
-    VariableCounts& c = variables_[p.variable];
+    auto it = variables_.find(p.variable);
+    if (it == variables_.end()) {
+      it = variables_.emplace(std::string(p.variable), VariableCounts()).first;
+    }
+    VariableCounts& c = it->second;
     ++c.by_outcome[static_cast<int>(p.outcome)];
     if (p.outcome == ParityOutcome::kAgree) continue;
-    c.examples.push_front(
-        ParityExample{std::string(vin), p.live, p.snapshot, when});
+    c.examples.push_front(ParityExample{std::string(vin), std::string(p.live),
+                                        std::string(p.snapshot), when});
     if (c.examples.size() > kExamples) c.examples.pop_back();
   }
   if (!mmy.has_value() || window_ == 0) return;

@@ -35,11 +35,14 @@ inline constexpr int kParityOutcomes = 4;
 // The metric's label: "agree", "differ", "snapshot_missing", "live_missing".
 const char* ParityOutcomeName(ParityOutcome outcome);
 
+// One variable's outcome. The views point into the compared vehicles and
+// the variable list (CompareDecodes' arguments), which must outlive it:
+// nothing is copied for the agreeing majority.
 struct VariableParity {
-  std::string variable;
+  absl::string_view variable;
   ParityOutcome outcome = ParityOutcome::kAgree;
-  std::string live;
-  std::string snapshot;
+  absl::string_view live;
+  absl::string_view snapshot;
 };
 
 // Whether two values of a vPIC variable say the same: compared without
@@ -74,7 +77,7 @@ struct ParityReport {
   // Over the last `window` compared decodes with a make, model or year.
   absl::optional<double> make_model_year_agreement;
   size_t judged = 0;  // decodes in that window now
-  std::map<std::string, VariableCounts> variables;
+  std::map<std::string, VariableCounts, std::less<>> variables;
 };
 
 class ParityTracker {
@@ -99,7 +102,8 @@ class ParityTracker {
   const size_t window_;
   mutable absl::Mutex mu_;
   int64_t compared_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, VariableCounts> variables_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, VariableCounts, std::less<>> variables_
+      ABSL_GUARDED_BY(mu_);
   std::deque<bool> recent_ ABSL_GUARDED_BY(mu_);  // agreement, newest last
   size_t agreeing_ ABSL_GUARDED_BY(mu_) = 0;      // trues in recent_
 };
