@@ -247,10 +247,12 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
   const bool reference = f->key.is_reference();
   auto waiters = table_.Erase(f);
   std::shared_ptr<const DecodeResult> shared = std::move(result);
-  for (auto& [id, w] : waiters) answerer_.Done(w, shared);
+  // Told before the callers are answered: a caller that has its answer
+  // finds it offered for comparison (rule 21).
   if (options_.observer != nullptr && !reference) {
     options_.observer->OnLiveAnswer(shared, model_year_hint);
   }
+  for (auto& [id, w] : waiters) answerer_.Done(w, shared);
 }
 
 void Engine::FailFlight(Flight* f, Failure failure) {

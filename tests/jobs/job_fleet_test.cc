@@ -5,6 +5,7 @@
 // and no VIN asked twice but those in flight at the kill. Redis that stops
 // answering refuses creation (UNAVAILABLE) and pauses the running job,
 // which goes on when Redis is back.
+#include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 
 #include <csignal>
@@ -16,8 +17,10 @@
 #include "gtest/gtest.h"
 #include "jobs/job_client.h"
 #include "testing/eventually.h"
+#include "testing/http_receiver.h"
 #include "testing/real_server.h"
 #include "testing/redis_server.h"
+#include "testing/vin_gen.h"
 #include "vin/v1/jobs.grpc.pb.h"
 
 namespace {
@@ -50,12 +53,16 @@ class JobFleetTest : public testing::Test {
   }
 
   // One replica; `rate`: vPIC requests a minute (50 VINs each).
-  void AddReplica(int rate) {
+  void AddReplica(int rate, std::vector<std::string> more = {}) {
     auto s = std::make_unique<RealServer>();
-    ASSERT_TRUE(s->Start(
-        {"--vpic_base_url=" + fake_->base_url(), "--redis_url=" + redis_.url(),
-         "--fleet_size_hint=3", "--job_lease=2s",
-         absl::StrCat("--upstream_rate=", rate), "--upstream_burst=10"}));
+    std::vector<std::string> flags = {"--vpic_base_url=" + fake_->base_url(),
+                                      "--redis_url=" + redis_.url(),
+                                      "--fleet_size_hint=3",
+                                      "--job_lease=2s",
+                                      absl::StrCat("--upstream_rate=", rate),
+                                      "--upstream_burst=10"};
+    flags.insert(flags.end(), more.begin(), more.end());
+    ASSERT_TRUE(s->Start(flags));
     stubs_.push_back(vin::v1::VinJobService::NewStub(
         grpc::CreateChannel(absl::StrCat("127.0.0.1:", s->port()),
                             grpc::InsecureChannelCredentials())));
@@ -180,6 +187,75 @@ TEST_F(JobFleetTest, AJobCancelledOnAnotherReplicaStopsWhereItRuns) {
   EXPECT_EQ(decoded, cancelled.items_done());
   const Job end = job_test::Get(stub(runner), id);
   EXPECT_EQ(end.items_done(), cancelled.items_done());
+}
+
+// Every replica sees the ended job due; the one holding its lease tells
+// it, once.
+TEST_F(JobFleetTest, TheEndIsToldOnceByTheFleet) {
+  testing_util::HttpReceiver hook;
+  const std::string host = absl::StrCat("127.0.0.1:", hook.port());
+  for (int i = 0; i < 3; ++i) AddReplica(6000, {"--job_notify_hosts=" + host});
+  grpc::ClientContext ctx;
+  Job job;
+  auto writer = stub(0)->CreateJob(&ctx, &job);
+  vin::v1::CreateJobRequest spec;
+  spec.mutable_spec()->set_notify_url(absl::StrCat("http://", host, "/done"));
+  ASSERT_TRUE(writer->Write(spec));
+  vin::v1::CreateJobRequest items;
+  for (int i = 0; i < 100; ++i) {
+    items.mutable_items()->add_items()->set_vin(testing_util::ValidVin(i));
+  }
+  ASSERT_TRUE(writer->Write(items));
+  writer->WritesDone();
+  ASSERT_TRUE(writer->Finish().ok());
+  const auto posts = hook.WaitFor(1, absl::Seconds(60));
+  ASSERT_EQ(posts.size(), 1u);
+  Job told;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(posts[0].body, &told).ok());
+  EXPECT_EQ(told.job_id(), job.job_id());
+  EXPECT_EQ(told.state(), vin::v1::JOB_STATE_SUCCEEDED);
+  // Told once: the fleet's count of notifications answered comes to 1.
+  auto sent = [&] {
+    double n = 0;
+    for (const auto& server : servers_) {
+      n += server->Metric("vin_job_notifications_total");
+    }
+    return n;
+  };
+  EXPECT_TRUE(testing_util::Eventually([&] { return sent() == 1; }));
+  EXPECT_EQ(hook.WaitFor(1, absl::ZeroDuration()).size(), 1u);
+}
+
+// A receiver that keeps failing: the replica holding the ended job tries
+// again and again; the others, which see the job due as well, never try.
+TEST_F(JobFleetTest, OneReplicaTriesAgainWhileTheReceiverFails) {
+  testing_util::HttpReceiver hook(503);
+  const std::string host = absl::StrCat("127.0.0.1:", hook.port());
+  for (int i = 0; i < 3; ++i) AddReplica(6000, {"--job_notify_hosts=" + host});
+  grpc::ClientContext ctx;
+  Job job;
+  auto writer = stub(1)->CreateJob(&ctx, &job);
+  vin::v1::CreateJobRequest spec;
+  spec.mutable_spec()->set_notify_url(absl::StrCat("http://", host, "/done"));
+  ASSERT_TRUE(writer->Write(spec));
+  vin::v1::CreateJobRequest items;
+  items.mutable_items()->add_items()->set_vin(testing_util::ValidVin(1));
+  ASSERT_TRUE(writer->Write(items));
+  writer->WritesDone();
+  ASSERT_TRUE(writer->Finish().ok());
+  // Three tries (the first, then the jittered retries from 1 s on).
+  ASSERT_EQ(hook.WaitFor(3, absl::Seconds(60)).size(), 3u);
+  int trying = 0;
+  for (const auto& server : servers_) {
+    for (const std::string& line : server->proc().lines()) {
+      if (absl::StrContains(line, "notify_url answered 503")) {
+        ++trying;
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(trying, 1);
 }
 
 TEST_F(JobFleetTest, RedisNotAnsweringRefusesJobsAndPausesTheRunningOne) {
