@@ -86,6 +86,26 @@ class JobFleetTest : public testing::Test {
 
   job_test::Stub* stub(int i) { return stubs_[i].get(); }
 
+  // A job of `items` VINs created on replica `i`, its end to be told to
+  // http://`host`/done.
+  Job CreateNotified(int i, const std::string& host, int items) {
+    grpc::ClientContext ctx;
+    Job job;
+    auto writer = stub(i)->CreateJob(&ctx, &job);
+    vin::v1::CreateJobRequest spec;
+    spec.mutable_spec()->set_notify_url(absl::StrCat("http://", host, "/done"));
+    EXPECT_TRUE(writer->Write(spec));
+    vin::v1::CreateJobRequest part;
+    for (int k = 0; k < items; ++k) {
+      part.mutable_items()->add_items()->set_vin(testing_util::ValidVin(k));
+    }
+    EXPECT_TRUE(writer->Write(part));
+    writer->WritesDone();
+    const grpc::Status s = writer->Finish();
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return job;
+  }
+
   testing_util::RedisServer redis_;
   std::unique_ptr<fakevpic::FakeVpic> fake_;
   std::vector<std::unique_ptr<RealServer>> servers_;
@@ -195,19 +215,7 @@ TEST_F(JobFleetTest, TheEndIsToldOnceByTheFleet) {
   testing_util::HttpReceiver hook;
   const std::string host = absl::StrCat("127.0.0.1:", hook.port());
   for (int i = 0; i < 3; ++i) AddReplica(6000, {"--job_notify_hosts=" + host});
-  grpc::ClientContext ctx;
-  Job job;
-  auto writer = stub(0)->CreateJob(&ctx, &job);
-  vin::v1::CreateJobRequest spec;
-  spec.mutable_spec()->set_notify_url(absl::StrCat("http://", host, "/done"));
-  ASSERT_TRUE(writer->Write(spec));
-  vin::v1::CreateJobRequest items;
-  for (int i = 0; i < 100; ++i) {
-    items.mutable_items()->add_items()->set_vin(testing_util::ValidVin(i));
-  }
-  ASSERT_TRUE(writer->Write(items));
-  writer->WritesDone();
-  ASSERT_TRUE(writer->Finish().ok());
+  const Job job = CreateNotified(0, host, 100);
   const auto posts = hook.WaitFor(1, absl::Seconds(60));
   ASSERT_EQ(posts.size(), 1u);
   Job told;
@@ -233,17 +241,7 @@ TEST_F(JobFleetTest, OneReplicaTriesAgainWhileTheReceiverFails) {
   testing_util::HttpReceiver hook(503);
   const std::string host = absl::StrCat("127.0.0.1:", hook.port());
   for (int i = 0; i < 3; ++i) AddReplica(6000, {"--job_notify_hosts=" + host});
-  grpc::ClientContext ctx;
-  Job job;
-  auto writer = stub(1)->CreateJob(&ctx, &job);
-  vin::v1::CreateJobRequest spec;
-  spec.mutable_spec()->set_notify_url(absl::StrCat("http://", host, "/done"));
-  ASSERT_TRUE(writer->Write(spec));
-  vin::v1::CreateJobRequest items;
-  items.mutable_items()->add_items()->set_vin(testing_util::ValidVin(1));
-  ASSERT_TRUE(writer->Write(items));
-  writer->WritesDone();
-  ASSERT_TRUE(writer->Finish().ok());
+  CreateNotified(1, host, 1);
   // Three tries (the first, then the jittered retries from 1 s on).
   ASSERT_EQ(hook.WaitFor(3, absl::Seconds(60)).size(), 3u);
   int trying = 0;
