@@ -294,7 +294,8 @@ void AddDurations(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
 }
 
 // vin_snapshot_info, while a snapshot is loaded.
-void AddSnapshotInfo(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
+void AddSnapshotInfo(const ServiceMetrics& m, absl::Time now,
+                     std::vector<MetricFamily>* out) {
   std::string sha256, date;
   if (!m.Snapshot(&sha256, &date)) return;
   MetricFamily info = Family(
@@ -311,7 +312,7 @@ void AddSnapshotInfo(const ServiceMetrics& m, std::vector<MetricFamily>* out) {
              "How old the loaded snapshot's data is (its newest pattern "
              "change); the snapshot's health turns NOT_SERVING past "
              "--snapshot_max_age.",
-             absl::ToDoubleSeconds(absl::Now() - data_time));
+             absl::ToDoubleSeconds(now - data_time));
   }
 }
 
@@ -390,7 +391,7 @@ std::vector<MetricFamily> CollectAll(const MetricsSources& src) {
   if (src.batch != nullptr) AddBatchGauges(*src.batch, &out);
   if (src.http != nullptr) AddHttp(*src.http, &out);
   AddDurations(m, &out);
-  AddSnapshotInfo(m, &out);
+  AddSnapshotInfo(m, src.wall_now ? src.wall_now() : absl::Now(), &out);
   AddLogAndRedis(src, &out);
   if (src.jobs != nullptr) AddJobMetrics(*src.jobs, &out);
   if (src.parity != nullptr) AddParityMetrics(*src.parity, &out);

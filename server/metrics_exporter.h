@@ -40,6 +40,8 @@ struct LabelCount {
 // exporter.
 struct MetricsSources {
   const metrics::ServiceMetrics* service = nullptr;
+  // The calendar clock ages are measured on (null: the real one).
+  std::function<absl::Time()> wall_now;
   const BatchCounters* batch = nullptr;
   // The HTTP gateway's (null: no gateway, and no vin_http_* metrics).
   const http::GatewayCounters* http = nullptr;

@@ -48,14 +48,7 @@ void ApiDecode::Answer(std::vector<Outcome>& outcomes) {
   }
   vin::v1::DecodeResponse out;
   ToProto(*o.answer, out.mutable_result());
-  std::string json;
-  google::protobuf::util::JsonPrintOptions opts;
-  (void)google::protobuf::util::MessageToJsonString(out, &json, opts);
-  auto res = c_->MakeResponse(200);
-  res->set(bhttp::field::content_type, "application/json");
-  res->set(bhttp::field::cache_control, "no-store");
-  res->body() = std::move(json);
-  c_->Send(std::move(res));
+  SendJson(200, out);
 }
 
 }  // namespace internal

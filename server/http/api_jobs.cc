@@ -105,16 +105,6 @@ void ApiJobs::Fail(const absl::Status& status) {
   c_->FailApi(HttpStatusOfJob(status), JobErrorDetails(status));
 }
 
-void ApiJobs::SendJson(int status, const google::protobuf::Message& message) {
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(message, &json, {});
-  auto res = c_->MakeResponse(status);
-  res->set(bhttp::field::content_type, "application/json");
-  res->set(bhttp::field::cache_control, "no-store");
-  res->body() = std::move(json);
-  c_->Send(std::move(res));
-}
-
 void ApiJobs::Start() {
   JobManager* jobs = c_->options().jobs;
   if (jobs == nullptr) return Fail(JobsNotConfigured());

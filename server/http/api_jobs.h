@@ -35,7 +35,6 @@ class ApiJobs final : public Exchange {
   void SendCsv(const vin::v1::ListJobResultsResponse& page,
                const JobManager::Rows& rows);
   void Fail(const absl::Status& status);
-  void SendJson(int status, const google::protobuf::Message& message);
 };
 
 // The JobSpec of POST /v1/jobs's query: display_name, schedule (now,

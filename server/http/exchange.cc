@@ -3,6 +3,8 @@
 // (the vPIC paths, /v1/decode) before its answer.
 #include "server/http/exchange.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -97,6 +99,19 @@ std::unique_ptr<Exchange> MakeExchange(const Route& route, Connection* c,
       break;
   }
   return std::make_unique<Unrouted>(c, seq);
+}
+
+void Exchange::SendJson(int status, const google::protobuf::Message& message,
+                        bool print_defaults) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.always_print_primitive_fields = print_defaults;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, opts);
+  auto res = c_->MakeResponse(status);
+  res->set(bhttp::field::content_type, "application/json");
+  res->set(bhttp::field::cache_control, "no-store");
+  res->body() = std::move(json);
+  c_->Send(std::move(res));
 }
 
 void GatheringExchange::Submit(std::vector<engine::DecodeRequest> requests) {

@@ -9,6 +9,8 @@
 #ifndef VIN_SERVER_HTTP_EXCHANGE_H_
 #define VIN_SERVER_HTTP_EXCHANGE_H_
 
+#include <google/protobuf/message.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -51,6 +53,11 @@ class Exchange {
   virtual void Cancel() {}
 
  protected:
+  // `status` with `message` in protobuf's JSON (with its fields at their
+  // defaults too when `print_defaults`), never cached.
+  void SendJson(int status, const google::protobuf::Message& message,
+                bool print_defaults = false);
+
   Connection* const c_;
   const uint64_t seq_;
 };

@@ -70,6 +70,10 @@ class JobRunner {
 
   int64_t in_flight();
 
+  // The least pause of a job whose item failed for a passing reason, and
+  // between two tries of a store that could not take outcomes.
+  static constexpr absl::Duration kLeastPause = absl::Seconds(1);
+
  private:
   struct Completion {
     int64_t seq = 0;

@@ -138,10 +138,22 @@ TEST_F(MetricsTest, SnapshotInfoWhileOneIsLoaded) {
   StartServer(o);
   ASSERT_NE(server_->snapshot(), nullptr);
   std::string body;
+  const absl::Time before = absl::Now();
   ASSERT_EQ(HttpGet(server_->metrics_port(), "/metrics", &body), 200);
   const auto& info = server_->snapshot()->info();
   EXPECT_THAT(body, HasSubstr("vin_snapshot_info{sha256=\"" + info.sha256 +
                               "\",data_date=\"" + info.date + "\"} 1"));
+  // Its data's age: from the data date (midnight UTC) to the scrape.
+  absl::Time data_time;
+  std::string error;
+  ASSERT_TRUE(absl::ParseTime("%Y-%m-%d", info.date, absl::UTCTimeZone(),
+                              &data_time, &error));
+  const Samples m = Scrape();
+  ASSERT_TRUE(m.count("vin_snapshot_age_seconds"));
+  EXPECT_GE(m.at("vin_snapshot_age_seconds"),
+            absl::ToDoubleSeconds(before - data_time) - 1);
+  EXPECT_LE(m.at("vin_snapshot_age_seconds"),
+            absl::ToDoubleSeconds(absl::Now() - data_time) + 1);
 }
 
 TEST_F(MetricsTest, OffUnlessAsked) {
