@@ -60,10 +60,12 @@ void RaisePeak(std::atomic<int64_t>& peak, int64_t value) {
 // deletes the item on its terminal event; nothing follows that hand-off.
 class BatchCall::Item final : public engine::DecodeListener {
  public:
-  Item(BatchCall* call, std::string request_id, std::string vin)
+  Item(BatchCall* call, std::string request_id, std::string vin,
+       CallerExtras extras)
       : call_(call),
         request_id_(std::move(request_id)),
         vin_(std::move(vin)),
+        extras_(std::move(extras)),
         asked_(absl::Now()) {}
 
   void OnQueued(const engine::Queued& queued) override {
@@ -78,7 +80,8 @@ class BatchCall::Item final : public engine::DecodeListener {
   }
   void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
     CountDone(call_->metrics_, *result, absl::Now() - asked_);
-    call_->Emit(this, DoneBytes(request_id_, vin_, *result), true);
+    call_->Emit(this, DoneBytes(request_id_, vin_, *ForCaller(result, extras_)),
+                true);
   }
   void OnFailed(const engine::Failure& failure) override {
     DecodeBatchResponse r = Base();
@@ -104,6 +107,7 @@ class BatchCall::Item final : public engine::DecodeListener {
   BatchCall* const call_;
   const std::string request_id_;
   const std::string vin_;
+  const CallerExtras extras_;  // rule 21: explain, a barcode read
   const absl::Time asked_;
 };
 
@@ -176,8 +180,10 @@ void BatchCall::Admit(const vin::v1::DecodeBatchRequest& request,
   std::string request_id =
       id_sent.empty() ? absl::StrCat("#", index)
                       : std::string(Utf8Prefix(id_sent, kMaxRequestIdBytes));
-  auto owned = std::make_unique<Item>(this, std::move(request_id),
-                                      ShownVin(request.vin()));
+  const absl::optional<std::string> scanned = vin::BarcodeRead(request.vin());
+  auto owned = std::make_unique<Item>(
+      this, std::move(request_id), ShownVin(scanned ? *scanned : request.vin()),
+      ExtrasOf(request));
   Item* item = owned.get();
   {
     absl::MutexLock lock(&mu_);

@@ -26,7 +26,8 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
         request_(request),
         response_(response),
         asked_(absl::Now()),
-        peer_(context->peer()) {
+        peer_(context->peer()),
+        extras_(ExtrasOf(*request)) {
     engine::DecodeRequest r = FromProto(*request);
     r.timeout = TimeoutOf(DeadlineOf(context));
     r.priority = PriorityOf(request->priority(), domain::Priority::kInteractive);
@@ -42,7 +43,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
   void OnQueued(const engine::Queued&) override {}
   void OnRetrying(const engine::Retrying&) override {}
   void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
-    ToProto(*result, response_->mutable_result());
+    ToProto(*ForCaller(result, extras_), response_->mutable_result());
     CountDone(metrics_, *result, absl::Now() - asked_);
     HandOff();
     Finish(grpc::Status::OK);
@@ -75,6 +76,7 @@ class DecodeCall final : public grpc::ServerUnaryReactor,
   vin::v1::DecodeResponse* const response_;
   const absl::Time asked_;
   const std::string peer_;
+  const CallerExtras extras_;            // rule 21: explain, a barcode read
   engine::Engine::WaiterId waiter_ = 0;  // 0: never submitted
   // Everything this call did on its thread (the engine's or gRPC's) before
   // Finish or at the end of OnCancel is released here for OnDone.

@@ -61,6 +61,9 @@ ABSL_FLAG(int, parity_window, 1000,
 ABSL_FLAG(double, parity_min, 0.97,
           "below this make/model/year agreement over --parity_window, the "
           "snapshot's health is NOT_SERVING (its answers are still given)");
+ABSL_FLAG(int, suggestions_per_second, 200,
+          "how many invalid VINs a second get suggested corrections from the "
+          "snapshot (rule 21; each costs up to a millisecond; 0: none)");
 ABSL_FLAG(std::string, source_preference, "auto",
           "for requests that leave it unspecified: auto (live_then_snapshot "
           "when a snapshot is loaded, live_only otherwise), live_only, "
@@ -122,6 +125,12 @@ absl::Status CacheFromFlags(ServerOptions& options) {
       options.parity.min < 0 || options.parity.min > 1) {
     return absl::InvalidArgumentError(
         "--parity_sample and --parity_min are shares between 0 and 1");
+  }
+  options.engine.suggestions_per_second =
+      absl::GetFlag(FLAGS_suggestions_per_second);
+  if (options.engine.suggestions_per_second < 0) {
+    return absl::InvalidArgumentError(
+        "--suggestions_per_second must be 0 or more");
   }
   if (options.parity.window < 1) {
     return absl::InvalidArgumentError("--parity_window must be at least 1");

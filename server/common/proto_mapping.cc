@@ -4,6 +4,13 @@
 #include <google/protobuf/util/time_util.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "vin/vin.h"
+
 namespace server {
 
 using google::protobuf::util::TimeUtil;
@@ -124,6 +131,11 @@ bool DecodeResultBytes(const std::string& bytes, engine::DecodeResult* out) {
   out->notes.clear();
   for (const auto& n : p.notes()) out->notes.push_back({n.code(), n.message()});
   out->decode_time = DecodeTimeOf(p);
+  out->model_year_candidates.clear();
+  for (const auto& c : p.model_year_candidates()) {
+    out->model_year_candidates.push_back(
+        {c.model_year(), c.rule(), c.chosen()});
+  }
   out->encoded = nullptr;
   return true;
 }
@@ -168,6 +180,39 @@ void BuildProto(const engine::DecodeResult& in, vin::v1::DecodeResult* out) {
   // Protobuf's own conversion: nanos stay in [0, 1e9) before 1970 too.
   *out->mutable_decode_time() =
       TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(in.decode_time));
+  for (const domain::ModelYearCandidate& c : in.model_year_candidates) {
+    vin::v1::ModelYearCandidate* pc = out->add_model_year_candidates();
+    pc->set_model_year(c.model_year);
+    pc->set_rule(c.rule);
+    pc->set_chosen(c.chosen);
+  }
+}
+
+void AddProvenance(const engine::DecodeResult& in, vin::v1::DecodeResult* out) {
+  out->clear_provenance();
+  if (!in.provenance.empty()) {
+    for (const domain::FieldSource& f : in.provenance) {
+      vin::v1::FieldSource* pf = out->add_provenance();
+      pf->set_variable(f.variable);
+      pf->set_source(f.source);
+      pf->set_schema_id(f.schema_id);
+      pf->set_pattern_id(f.pattern_id);
+      pf->set_key(f.key);
+    }
+    return;
+  }
+  // A live answer, or the cache of one: every variable is vPIC's.
+  std::vector<std::string> names;
+  names.reserve(out->vehicle().attributes().size());
+  for (const auto& [name, value] : out->vehicle().attributes()) {
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  for (std::string& name : names) {
+    vin::v1::FieldSource* pf = out->add_provenance();
+    pf->set_variable(std::move(name));
+    pf->set_source("vpic");
+  }
 }
 
 void ToProto(const vpic::UpstreamError& in, vin::v1::UpstreamError* out) {
@@ -207,6 +252,7 @@ void ToProto(const engine::Failure& in, vin::v1::FailedEvent* out) {
         TimeUtil::NanosecondsToTimestamp(
             absl::ToUnixNanos(in.unreachable_since));
   }
+  for (const std::string& v : in.suggested_vins) out->add_suggested_vins(v);
 }
 
 vin::v1::FailureReason ToProto(engine::FailureReason reason) {
@@ -252,7 +298,8 @@ namespace {
 template <typename Request>
 engine::DecodeRequest RequestOf(const Request& in) {
   engine::DecodeRequest r;
-  r.vin = in.vin();
+  absl::optional<std::string> scanned = vin::BarcodeRead(in.vin());
+  r.vin = scanned ? *std::move(scanned) : in.vin();
   r.model_year = in.model_year();
   r.check_digit_policy =
       in.check_digit_policy() == vin::v1::CHECK_DIGIT_POLICY_WARN
@@ -263,6 +310,20 @@ engine::DecodeRequest RequestOf(const Request& in) {
   return r;
 }
 
+template <typename Request>
+CallerExtras ExtrasOfRequest(const Request& in) {
+  CallerExtras extras;
+  extras.explain = in.explain();
+  if (absl::optional<std::string> scanned = vin::BarcodeRead(in.vin())) {
+    extras.notes.push_back(
+        {"barcode",
+         absl::StrCat("read as ", *scanned,
+                      ": the input's leading I, which windshield and "
+                      "door-jamb barcodes print before the VIN, was dropped")});
+  }
+  return extras;
+}
+
 }  // namespace
 
 engine::DecodeRequest FromProto(const vin::v1::DecodeRequest& request) {
@@ -271,6 +332,37 @@ engine::DecodeRequest FromProto(const vin::v1::DecodeRequest& request) {
 
 engine::DecodeRequest FromProto(const vin::v1::DecodeBatchRequest& request) {
   return RequestOf(request);
+}
+
+CallerExtras ExtrasOf(const vin::v1::DecodeRequest& request) {
+  return ExtrasOfRequest(request);
+}
+
+CallerExtras ExtrasOf(const vin::v1::DecodeBatchRequest& request) {
+  return ExtrasOfRequest(request);
+}
+
+std::shared_ptr<const engine::DecodeResult> ForCaller(
+    std::shared_ptr<const engine::DecodeResult> in,
+    const CallerExtras& extras) {
+  if (!extras.explain && extras.notes.empty()) return in;
+  vin::v1::DecodeResult p;
+  ToProto(*in, &p);
+  if (extras.explain) AddProvenance(*in, &p);
+  for (const domain::Note& n : extras.notes) {
+    vin::v1::DecodeNote* pn = p.add_notes();
+    pn->set_code(n.code);
+    pn->set_message(n.message);
+  }
+  auto out = std::make_shared<engine::DecodeResult>();
+  out->vin = in->vin;
+  out->source = in->source;
+  out->attempts = in->attempts;
+  out->decode_time = in->decode_time;
+  out->model_year_candidates = in->model_year_candidates;
+  out->provenance = in->provenance;
+  out->encoded = std::make_shared<const std::string>(p.SerializeAsString());
+  return out;
 }
 
 }  // namespace server

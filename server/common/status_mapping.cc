@@ -63,6 +63,7 @@ ErrorDetails DetailsOf(const engine::Failure& failure, absl::string_view vin) {
     d.metadata.emplace_back("unreachableSince",
                             domain::UtcSeconds(failure.unreachable_since));
   }
+  d.suggested_vins = failure.suggested_vins;
   return d;
 }
 
@@ -91,6 +92,15 @@ google::rpc::Status ToRpcStatus(const ErrorDetails& d) {
     auto* v = bad.add_field_violations();
     v->set_field(d.field);
     v->set_description(d.message);
+    for (size_t i = 0; i < d.suggested_vins.size(); ++i) {
+      auto* s = bad.add_field_violations();
+      s->set_field("vin");
+      s->set_description(absl::StrCat(
+          d.suggested_vins[i], ": did you mean this VIN? (suggestion ", i + 1,
+          " of ", d.suggested_vins.size(),
+          ": one character from the VIN sent, its check digit right, and "
+          "decoded by the offline snapshot; not decoded for this request)"));
+    }
     status.add_details()->PackFrom(bad);
   }
   if (d.retry_delay > absl::ZeroDuration()) {

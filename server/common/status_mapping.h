@@ -31,6 +31,9 @@ struct ErrorDetails {
   std::string field;
   // RetryInfo's delay when above zero.
   absl::Duration retry_delay = absl::ZeroDuration();
+  // Rule 21: an invalid VIN's suggested corrections, best first: one
+  // BadRequest field violation each (field "vin").
+  std::vector<std::string> suggested_vins;
 };
 
 // The details of an engine failure for the request of `vin` (as sent; made

@@ -10,11 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/proto_mapping.h"
 #include "server/common/status_mapping.h"
 #include "server/common/tenant.h"
 #include "server/http/http_status.h"
+#include "server/http/routes.h"
 #include "vin/v1/vin.pb.h"
 
 namespace server {
@@ -32,7 +34,20 @@ void ApiDecode::Start() {
                      std::string(st.message())),
         false);
   }
+  // Rule 21: ?explain=true is the body's "explain": true.
+  const absl::string_view target(c_->request().target().data(),
+                                 c_->request().target().size());
+  std::string explain;
+  if (QueryParam(target, "explain", &explain)) {
+    if (absl::EqualsIgnoreCase(explain, "true") || explain == "1") {
+      req.set_explain(true);
+    } else if (!absl::EqualsIgnoreCase(explain, "false") && explain != "0") {
+      return c_->Fail(400, domain::ErrorReason::kMalformedRequest,
+                      "query parameter explain must be true or false", false);
+    }
+  }
   vin_ = req.vin();
+  extras_ = ExtrasOf(req);
   engine::DecodeRequest r = FromProto(req);
   r.timeout = c_->timeout();
   r.priority = PriorityOf(req.priority(), domain::Priority::kInteractive);
@@ -47,7 +62,7 @@ void ApiDecode::Answer(std::vector<Outcome>& outcomes) {
                        DetailsOf(o.failure, vin_));
   }
   vin::v1::DecodeResponse out;
-  ToProto(*o.answer, out.mutable_result());
+  ToProto(*ForCaller(o.answer, extras_), out.mutable_result());
   SendJson(200, out);
 }
 

@@ -21,6 +21,7 @@ class ApiDecode final : public GatheringExchange {
  private:
   void Answer(std::vector<Outcome>& outcomes) override;
   std::string vin_;  // as sent, for an error's metadata
+  CallerExtras extras_;  // rule 21: explain, a barcode read
 };
 
 }  // namespace internal

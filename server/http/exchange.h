@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "server/common/proto_mapping.h"
 #include "server/http/connection.h"
 #include "vin/v1/vin.pb.h"
 
@@ -98,6 +99,8 @@ class Waiter final : public engine::DecodeListener {
 
   // A /v1/decode:batch item: every event is relayed, not only the last.
   void set_stream(bool stream) { stream_ = stream; }
+  // Rule 21: what this caller's answer adds to the shared result.
+  void set_extras(CallerExtras extras) { extras_ = std::move(extras); }
 
   void OnQueued(const engine::Queued& q) override;
   void OnRetrying(const engine::Retrying& r) override;
@@ -110,6 +113,7 @@ class Waiter final : public engine::DecodeListener {
  private:
   void Relay(vin::v1::DecodeBatchResponse event, bool terminal);
   bool stream_ = false;
+  CallerExtras extras_;
   std::shared_ptr<Gateway::Impl> gateway_;
   std::weak_ptr<Connection> connection_;
   const uint64_t exchange_;

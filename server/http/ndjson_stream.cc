@@ -258,6 +258,7 @@ void NdjsonStream::SubmitLine(const std::string& raw, size_t too_long) {
                                domain::kMaxRequestIdBytes, " bytes"));
   }
   engine::DecodeRequest r = FromProto(req);
+  w->set_extras(ExtrasOf(req));
   r.timeout = c_->timeout();
   r.stagger = true;
   r.priority = c_->options().tenants.ManyPriority(req.priority(), c_->tenant());

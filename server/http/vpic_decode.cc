@@ -21,6 +21,7 @@
 #include "server/common/proto_mapping.h"
 #include "server/http/http_status.h"
 #include "server/http/vpic_shape.h"
+#include "util/utf8.h"
 #include "vin/vin.h"
 
 namespace server {
@@ -111,6 +112,7 @@ void VpicDecode::Start() {
   r.allow_partial = true;  // vPIC decodes partial VINs
   r.timeout = c_->timeout();
   r.tenant = c_->tenant();
+  asked_ = {{r.vin, r.model_year}};
   Submit({r});
 }
 
@@ -126,14 +128,16 @@ void VpicDecode::StartBatch() {
   std::vector<engine::DecodeRequest> requests;
   for (size_t i = 0; i < form->entries.size(); ++i) {
     const BatchEntry& e = form->entries[i];
+    // An invalid VIN the snapshot cannot answer as vPIC does refuses the
+    // whole batch before any is sent (rule 21 answers the others in place).
     auto valid = vin::ValidatePartial(e.vin, vin::CheckDigitPolicy::kEnforce);
-    if (!valid.ok()) {
+    if (!valid.ok() && !c_->gateway()->engine()->CanAnswerInvalidVin(e.vin)) {
       return Fail(domain::FailureOf(engine::FailureReason::kInvalidVin, "",
                                     engine::InvalidReasonOf(valid.status())),
-                  absl::StrCat("VIN ", i + 1, " (",
-                               e.vin.size() > 64 ? e.vin.substr(0, 64) : e.vin,
+                  absl::StrCat("VIN ", i + 1, " (", util::SafeText(e.vin, 64),
                                "): ", valid.status().message()));
     }
+    asked_.emplace_back(e.vin, e.model_year);
     engine::DecodeRequest r;
     r.source_preference = preference_;
     r.vin = e.vin;
@@ -147,8 +151,23 @@ void VpicDecode::StartBatch() {
   Submit(std::move(requests));
 }
 
+void VpicDecode::AnswerInvalidVins(std::vector<Outcome>& outcomes) {
+  for (size_t i = 0; i < outcomes.size() && i < asked_.size(); ++i) {
+    Outcome& o = outcomes[i];
+    if (o.done || o.failure.reason != engine::FailureReason::kInvalidVin) {
+      continue;
+    }
+    if (auto answer = c_->gateway()->engine()->InvalidVinAnswer(
+            asked_[i].first, asked_[i].second, o.failure.suggested_vins)) {
+      o.done = true;
+      o.answer = std::move(answer);
+    }
+  }
+}
+
 void VpicDecode::Answer(std::vector<Outcome>& outcomes) {
   const Route& route = c_->route();
+  AnswerInvalidVins(outcomes);
   if (route.kind == Route::Kind::kVpicValues && outcomes[0].done) {
     return AnswerValues(outcomes[0].answer);
   }

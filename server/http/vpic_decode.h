@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -68,9 +69,13 @@ class VpicDecode final : public GatheringExchange {
   void Start() override;
 
  private:
-  // POST DecodeVINValuesBatch: every VIN of the form checked before any is
-  // sent (an invalid one refuses the whole batch), then decoded as bulk.
+  // POST DecodeVINValuesBatch: the form's VINs decoded as bulk; an invalid
+  // one is answered in its place as vPIC answers it (rule 21).
   void StartBatch();
+  // Rule 21: each INVALID_VIN outcome made vPIC's answer to that VIN (the
+  // snapshot's decode of it as it stands, with the corrections), when the
+  // snapshot can read it.
+  void AnswerInvalidVins(std::vector<Outcome>& outcomes);
   void Answer(std::vector<Outcome>& outcomes) override;
   // A single decode's answer: rendered once per cached result.
   void AnswerValues(const std::shared_ptr<const engine::DecodeResult>& answer);
@@ -82,6 +87,8 @@ class VpicDecode final : public GatheringExchange {
 
   VpicFormat format_ = VpicFormat::kXml;  // the route's, or the form's
   engine::SourcePreference preference_ = engine::SourcePreference::kUnspecified;
+  // Each request's VIN as sent and model year, by outcome index.
+  std::vector<std::pair<std::string, int>> asked_;
 };
 
 }  // namespace internal

@@ -40,7 +40,7 @@ void Waiter::OnRetrying(const engine::Retrying& r) {
 void Waiter::OnDone(std::shared_ptr<const engine::DecodeResult> result) {
   Outcome o;
   o.done = true;
-  o.answer = std::move(result);
+  o.answer = ForCaller(std::move(result), extras_);
   Finish(std::move(o));
 }
 

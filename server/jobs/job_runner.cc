@@ -356,7 +356,8 @@ void JobRunner::Submit(JobManager::Entry* e, jobs::PendingItem item) {
   const engine::DecodeRequest decode =
       RequestOfItem(request, run->spec, e->record.tenant);
   const ItemKey key{e->record.seq, item.index};
-  auto owned = std::make_unique<ItemListener>(this, key.first, std::move(item));
+  auto owned = std::make_unique<ItemListener>(this, key.first, std::move(item),
+                                              ExtrasOf(request));
   ItemListener* listener = owned.get();
   listeners_[key] = std::move(owned);
   outstanding_.store(listeners_.size());

@@ -26,6 +26,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/common/proto_mapping.h"
 #include "server/jobs/job_manager.h"
 
 namespace server {
@@ -84,12 +85,17 @@ class JobRunner {
   // One item's waiter: its terminal event becomes a Completion.
   class ItemListener final : public engine::DecodeListener {
    public:
-    ItemListener(JobRunner* runner, int64_t seq, jobs::PendingItem item)
-        : runner_(runner), seq_(seq), item_(std::move(item)) {}
+    ItemListener(JobRunner* runner, int64_t seq, jobs::PendingItem item,
+                 CallerExtras extras)
+        : runner_(runner),
+          seq_(seq),
+          item_(std::move(item)),
+          extras_(std::move(extras)) {}
     void OnQueued(const engine::Queued&) override {}
     void OnRetrying(const engine::Retrying&) override {}
     void OnDone(std::shared_ptr<const engine::DecodeResult> result) override {
-      runner_->Complete(Completion{seq_, item_.index, std::move(result), {}});
+      runner_->Complete(Completion{
+          seq_, item_.index, ForCaller(std::move(result), extras_), {}});
     }
     void OnFailed(const engine::Failure& failure) override {
       runner_->Complete(Completion{seq_, item_.index, nullptr, failure});
@@ -102,6 +108,7 @@ class JobRunner {
     JobRunner* const runner_;
     const int64_t seq_;
     jobs::PendingItem item_;
+    const CallerExtras extras_;  // rule 21: explain, a barcode read
   };
   using ItemKey = std::pair<int64_t, int64_t>;  // (job seq, index)
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "domain/provenance.h"
 #include "domain/vehicle.h"
 
 namespace domain {
@@ -28,6 +29,11 @@ struct DecodeResult {
   int attempts = 0;  // upstream attempts behind this result; 0 from the cache
   std::vector<Note> notes;
   absl::Time decode_time;
+  // Rule 21: the model years position 10 leaves open (encoded with the
+  // result), and, for a snapshot answer, where each variable came from
+  // (never encoded: the server adds it for callers who ask to explain).
+  std::vector<ModelYearCandidate> model_year_candidates;
+  std::vector<FieldSource> provenance;
   // The bytes callers are sent for this result (the server's wire encoding,
   // made once per result by the engine's encoder), or null when there is
   // no encoder. A cache answer that has them keeps its vehicle and notes

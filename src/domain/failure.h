@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -70,6 +71,9 @@ struct Failure {
   ErrorReason detail = ErrorReason::kUnspecified;
   // BREAKER_OPEN: the wall time since when vPIC is unreachable (rule 13).
   absl::Time unreachable_since = absl::InfinitePast();
+  // INVALID_VIN (rule 21): VINs one character away that the snapshot
+  // decodes, best first; never decoded for the caller.
+  std::vector<std::string> suggested_vins;
 };
 
 // A failure of `reason`, retryable as its table row says.

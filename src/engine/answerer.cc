@@ -5,10 +5,27 @@
 #include "absl/strings/str_cat.h"
 #include "engine/source_policy.h"
 #include "snapshot/reference_data.h"
+#include "vin/vin.h"
 
 namespace engine {
 
-Answerer::Answerer(Deps deps) : deps_(std::move(deps)) {}
+Answerer::Answerer(Deps deps)
+    : deps_(std::move(deps)),
+      suggestion_budget_(deps_.suggestions_per_second) {}
+
+std::vector<std::string> Answerer::Suggest(absl::string_view input) {
+  if (deps_.snapshots == nullptr) return {};
+  const std::string vin = vin::Normalize(input);
+  if (vin.size() != 17) return {};
+  std::shared_ptr<const snapshot::Snapshot> snap = deps_.snapshots->Current();
+  if (snap == nullptr || !suggestion_budget_.Take(deps_.clock->Now())) {
+    return {};
+  }
+  const absl::Time wall = deps_.clock->WallNow();
+  const int reference_year =
+      static_cast<int>(absl::ToCivilYear(wall, absl::UTCTimeZone()).year());
+  return snap->Suggest(vin, reference_year, kMaxSuggestions);
+}
 
 std::shared_ptr<const DecodeResult> Answerer::LookupCache(
     const coalesce::FlightKey& key, absl::Time now) {

@@ -19,10 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
 #include "domain/priority.h"
 #include "engine/result_cache.h"
+#include "engine/suggestion_budget.h"
 #include "engine_api/types.h"
 #include "metrics/metrics.h"
 #include "retry/clock.h"
@@ -56,6 +58,7 @@ class Answerer {
     retry::Scheduler* scheduler = nullptr;  // where deadline timers live
     std::atomic<size_t>* admitted = nullptr;  // waiters admitted, released here
     ResultDecoder decoder;  // may be empty
+    int suggestions_per_second = 0;  // rule 21 (SuggestionBudget)
   };
   explicit Answerer(Deps deps);
 
@@ -70,6 +73,11 @@ class Answerer {
                         std::shared_ptr<const DecodeResult> result);
   // Whether a snapshot is loaded now.
   bool snapshot_loaded() const;
+  // Rule 21: the loaded snapshot's corrections of the invalid VIN `input`
+  // (snapshot::Snapshot::Suggest, at most kMaxSuggestions), within the
+  // budget; none without a snapshot or past the budget.
+  static constexpr size_t kMaxSuggestions = 5;
+  std::vector<std::string> Suggest(absl::string_view input);
   // The loaded snapshot's answer for `key` now (no live failure to note),
   // or nullptr when none is loaded or it cannot answer (Snapshot is safe
   // to read from any thread). Engine::Submit answers a SNAPSHOT_ONLY
@@ -114,6 +122,7 @@ class Answerer {
   void Release(Waiter& w);
 
   const Deps deps_;
+  SuggestionBudget suggestion_budget_;
 };
 
 }  // namespace engine

@@ -10,6 +10,7 @@
 #include "engine/invalid_reason.h"
 #include "engine/options_mapping.h"
 #include "engine/source_policy.h"
+#include "engine/vpic_corrections.h"
 #include "vpic/client.h"
 
 namespace engine {
@@ -143,6 +144,10 @@ Admission Engine::Submit(const DecodeRequest& request,
   coalesce::FlightKey key;
   std::vector<vpic::Note> warnings;
   if (absl::optional<Failure> refused = KeyOf(request, &key, &warnings)) {
+    if (refused->reason == FailureReason::kInvalidVin &&
+        request.reference.empty()) {
+      refused->suggested_vins = answerer_.Suggest(request.vin);
+    }
     return Admission::Refused(*std::move(refused));
   }
   const SourcePreference source = Resolve(request.source_preference);
@@ -195,6 +200,35 @@ Admission Engine::Submit(const DecodeRequest& request,
     OnSubmit(id, key, warnings, waiter, stagger);
   });
   return Admission::Admitted(id);
+}
+
+bool Engine::CanAnswerInvalidVin(absl::string_view vin) const {
+  if (!answerer_.snapshot_loaded()) return false;
+  const std::string v = vin::Normalize(vin);
+  if (v.size() < 3 || v.size() > 17) return false;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const char c = v[i];
+    const bool alnum = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+    if (!alnum && !(c == '*' && i >= 3)) return false;
+  }
+  return true;
+}
+
+std::shared_ptr<const DecodeResult> Engine::InvalidVinAnswer(
+    const std::string& vin, int model_year,
+    const std::vector<std::string>& suggestions) const {
+  coalesce::FlightKey key;
+  key.vin = vin::Normalize(vin);
+  key.model_year = model_year;
+  std::shared_ptr<const DecodeResult> answer = answerer_.SnapshotAnswerNow(key);
+  if (answer == nullptr || answer->vin.empty()) return nullptr;
+  auto r = std::make_shared<DecodeResult>(*answer);
+  AddVpicCorrections(key.vin, suggestions, r.get());
+  r->encoded = nullptr;
+  if (options_.encoder) {
+    r->encoded = std::make_shared<const std::string>(options_.encoder(*r));
+  }
+  return r;
 }
 
 SourcePreference Engine::Resolve(SourcePreference requested) const {

@@ -21,6 +21,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "coalesce/flight_table.h"
@@ -124,6 +125,18 @@ class Engine : private AttemptRunner::Flights,
   // already had its terminal event. A flight left without waiters is
   // cancelled: no further upstream request is made for it.
   void Cancel(WaiterId id);
+  // Rule 21: vPIC's answer to the invalid VIN `vin` (refused by Submit with
+  // INVALID_VIN and `suggestions`), for vPIC's paths, which answer invalid
+  // VINs as vPIC does: the loaded snapshot's decode of the VIN as it stands
+  // (17 characters of digits and letters, or a partial VIN) with vPIC's
+  // correction fields (AddVpicCorrections); nullptr without a snapshot or
+  // for what it cannot read. Any thread; never upstream.
+  // Whether InvalidVinAnswer can answer an invalid `vin` (a snapshot is
+  // loaded, and `vin` is 3 to 17 digits, letters or '*' after the WMI).
+  bool CanAnswerInvalidVin(absl::string_view vin) const;
+  std::shared_ptr<const DecodeResult> InvalidVinAnswer(
+      const std::string& vin, int model_year,
+      const std::vector<std::string>& suggestions) const;
   // The start of a graceful stop: admits no new work, starts no new upstream
   // request (first attempt or retry), and fails at once, with
   // SHUTTING_DOWN (retryable), every flight that is not waiting for a

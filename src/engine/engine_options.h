@@ -85,6 +85,9 @@ struct EngineOptions {
   // A LIVE_THEN_SNAPSHOT waiter with a deadline falls back to the snapshot
   // this long before the deadline, so that the answer can still arrive.
   absl::Duration snapshot_fallback_margin = kSnapshotFallbackMargin;
+  // Rule 21: how many invalid VINs a second get the snapshot's suggestions
+  // (Failure::suggested_vins); 0: none.
+  int suggestions_per_second = 200;
   // Fleet mode (README "Running a fleet"): the cache, the flights and the
   // upstream budget shared with the other replicas. Not owned; must outlive
   // the engine. Null: this process alone. Needs an encoder.

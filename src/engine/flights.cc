@@ -12,7 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "domain/limits.h"
 #include "engine/engine.h"
+#include "engine/model_year_candidates.h"
 #include "engine/retry_policy.h"
 #include "engine/source_policy.h"
 
@@ -234,6 +236,11 @@ void Engine::Complete(Flight* f, vpic::Decoded decoded) {
   for (auto& n : decoded.notes) result->notes.push_back(std::move(n));
   result->decode_time = clock_->WallNow();
   result->document = std::move(decoded.document);
+  if (!f->key.is_reference()) {
+    result->model_year_candidates = LiveModelYearCandidates(
+        f->key.vin, result->vehicle, domain::kMinModelYear,
+        domain::LastModelYear(result->decode_time));
+  }
   // (A reference answer is its document: nothing to encode.)
   if (options_.encoder && !f->key.is_reference()) {
     result->encoded = std::make_shared<const std::string>(options_.encoder(*result));

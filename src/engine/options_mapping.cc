@@ -86,6 +86,7 @@ Answerer::Deps AnswererDepsOf(const EngineOptions& options,
   d.scheduler = scheduler;
   d.admitted = admitted;
   d.decoder = options.decoder;
+  d.suggestions_per_second = options.suggestions_per_second;
   return d;
 }
 

@@ -114,7 +114,8 @@ std::shared_ptr<const DecodeResult> SnapshotAnswer(
   }
   const int reference_year = static_cast<int>(
       absl::ToCivilYear(wall_now, absl::UTCTimeZone()).year());
-  auto decoded = snap.Decode(key.vin, key.model_year, reference_year);
+  auto decoded = snap.Decode(key.vin, key.model_year, reference_year,
+                             /*explain=*/true);
   if (!decoded.ok()) return nullptr;
   auto result = std::make_shared<DecodeResult>();
   result->vin = key.vin;
@@ -125,6 +126,8 @@ std::shared_ptr<const DecodeResult> SnapshotAnswer(
   for (auto& n : decoded->notes) result->notes.push_back(std::move(n));
   if (live_failure != nullptr) NoteLiveFailure(*live_failure, &result->notes);
   result->decode_time = wall_now;
+  result->model_year_candidates = std::move(decoded->model_year_candidates);
+  result->provenance = std::move(decoded->provenance);
   if (encoder) {
     result->encoded = std::make_shared<const std::string>(encoder(*result));
   }

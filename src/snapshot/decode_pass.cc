@@ -27,6 +27,7 @@ struct Candidate {
   uint32_t pattern_id = 0;
   uint32_t sequence = 0;
   uint32_t value = kNone;
+  uint32_t schema = kNone;  // index into SnapshotIndex::schema_ids
   uint16_t slot = 0;
   uint8_t non_star = 0;
   Source source = Source::kPattern;
@@ -133,6 +134,7 @@ class Pass {
         c.key_order = key.order;
         c.non_star = key.non_star_length;
         c.pattern_id = ix_.pattern_id[i];
+        c.schema = schema;
         c.value = ix_.pattern_value[i];
         c.slot = scan.slot;
         c.changed = ix_.pattern_changed[i];
@@ -180,6 +182,7 @@ class Pass {
     item.key = c.key;
     item.pattern_id = c.pattern_id;
     item.sequence = c.sequence;
+    item.schema = c.schema;
     item.has_pattern = true;
     if (c.source == Source::kFormula) {
       const CompiledKey& key = ix_.keys[c.key];

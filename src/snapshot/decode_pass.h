@@ -32,7 +32,10 @@ struct PassItem {
   int64_t changed = 0;
   uint32_t key = kNone;
   uint32_t pattern_id = 0;
-  uint32_t sequence = 0;  // last tie-breaker (insertion order)
+  uint32_t sequence = 0;         // last tie-breaker (insertion order); an
+                                 // EngineModelPattern row's id
+  uint32_t schema = kNone;       // the pattern's schema: index into schema_ids
+  uint32_t source_slot = kNone;  // kConversion: the element converted from
   bool has_pattern = false;  // vPIC's PatternId IS NOT NULL
 
   const std::string& Text(const SnapshotIndex& ix) const {

@@ -62,11 +62,17 @@ void AddMake(const SnapshotIndex& ix, const WmiInfo& wmi, PassResult* result) {
   if (model != nullptr) {
     const uint32_t make = ix.values[model->value].make;
     if (make != kNone) {
-      const uint32_t pattern_id = model->pattern_id;  // `model` may move
+      // `model` may move.
+      const uint32_t pattern_id = model->pattern_id;
+      const uint32_t schema = model->schema;
+      const uint32_t key = model->key;
       AddText(ix, element::kMake, "", true, result, make, &ix.makes[make].name);
-      result->items.back().source = Source::kMakeFromModel;
-      result->items.back().priority = kModelMakePriority;
-      result->items.back().pattern_id = pattern_id;
+      PassItem& item = result->items.back();
+      item.source = Source::kMakeFromModel;
+      item.priority = kModelMakePriority;
+      item.pattern_id = pattern_id;
+      item.schema = schema;
+      item.key = key;
     }
   } else if (wmi.only_make != kNone) {
     AddText(ix, element::kMake, "", false, result, wmi.only_make,
@@ -104,6 +110,7 @@ void ApplyConversions(const SnapshotIndex& ix, PassResult* result) {
                                     step.rule->constant);
     item.priority = kWmiPriority;
     item.pattern_id = from.pattern_id;
+    item.source_slot = from.slot;
     item.has_pattern = from.has_pattern;
     result->items.push_back(std::move(item));  // `from` is not used after
   }

@@ -146,6 +146,7 @@ uint32_t IndexLoader::InternKey(absl::string_view key) {
   const uint32_t id = static_cast<uint32_t>(ix_.keys.size());
   key_ids_.emplace(std::string(key), id);
   ix_.keys.push_back(CompileKey(key, &ix_.key_masks));
+  ix_.key_text.emplace_back(key);
   key_texts_.push_back(StripBrackets(key));
   return id;
 }

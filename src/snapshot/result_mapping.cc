@@ -27,9 +27,63 @@ constexpr char kOffRoadNote[] =
     " NOTE: Disregard if this is an off-road vehicle PIN, as check digit "
     "calculation may not be accurate.";
 
+// Where `item` came from, as rule 21 names it.
+domain::FieldSource SourceOf(const SnapshotIndex& ix, const PassItem& item,
+                             const std::string& variable,
+                             absl::string_view vin) {
+  using Source = PassItem::Source;
+  domain::FieldSource out;
+  out.variable = variable;
+  const auto pattern = [&](const char* name) {
+    out.source = name;
+    out.pattern_id = item.pattern_id;
+    if (item.schema != kNone && item.schema < ix.schema_ids.size()) {
+      out.schema_id = ix.schema_ids[item.schema];
+    }
+    if (item.key != kNone && item.key < ix.key_text.size()) {
+      out.key = ix.key_text[item.key];
+    }
+  };
+  switch (item.source) {
+    case Source::kPattern:
+      pattern("pattern");
+      break;
+    case Source::kFormula:
+      pattern("formula");
+      break;
+    case Source::kEngineModel:
+      pattern("engine_model");
+      out.pattern_id = item.sequence;  // the EngineModelPattern row
+      break;
+    case Source::kMakeFromModel:
+      pattern("model");
+      break;
+    case Source::kConversion:
+      out.source = "conversion";
+      if (item.source_slot < ix.elements.size()) {
+        out.key = ix.elements[item.source_slot].code;
+      }
+      break;
+    case Source::kWmi:
+      if (item.slot == ix.SlotOf(element::kModelYear)) {
+        out.source = "model_year_rule";
+        if (vin.size() >= 10) out.key = std::string(1, vin[9]);
+      } else {
+        out.source = "wmi";
+        out.key = std::string(vin.substr(0, 3));
+        if (vin.size() >= 14 && vin[2] == '9') {
+          absl::StrAppend(&out.key, vin.substr(11, 3));
+        }
+      }
+      break;
+  }
+  return out;
+}
+
 }  // namespace
 
-SnapshotDecode MapResult(const SnapshotIndex& ix, const PassResult& pass) {
+SnapshotDecode MapResult(const SnapshotIndex& ix, const PassResult& pass,
+                         absl::string_view vin, bool explain) {
   SnapshotDecode out;
   auto& attrs = out.vehicle.attributes;
   const int make_slot = ix.SlotOf(element::kMake);
@@ -47,27 +101,49 @@ SnapshotDecode MapResult(const SnapshotIndex& ix, const PassResult& pass) {
     std::string value = Clean(item->Text(ix));
     if (value.empty()) continue;
     const ElementInfo& element = ix.elements[item->slot];
+    bool used = true;
     if (!attrs.empty() && attrs.rbegin()->first == element.code) {
+      used = false;
       if (element.multi_valued) {
         // vPIC keeps every value of these elements; list them in rank order.
         std::string& all = attrs.rbegin()->second;
         if (all != value && all.find("; " + value) == std::string::npos &&
             all.rfind(value + ";", 0) != 0) {
           absl::StrAppend(&all, "; ", value);
+          used = true;
         }
       }
     } else {
       attrs.emplace_hint(attrs.end(), element.code, std::move(value));
     }
+    if (explain && used) {
+      out.provenance.push_back(SourceOf(ix, *item, element.code, vin));
+    }
     if (item->slot == make_slot && item->make != kNone) {
       attrs["MakeID"] = absl::StrCat(ix.makes[item->make].id);
+      if (explain) {
+        out.provenance.push_back(SourceOf(ix, *item, "MakeID", vin));
+      }
     }
     if (item->slot == model_slot) {
       attrs["ModelID"] = Clean(item->AttributeId(ix));
+      if (explain) {
+        out.provenance.push_back(SourceOf(ix, *item, "ModelID", vin));
+      }
     }
   }
   if (!pass.additional_error_text.empty()) {
     attrs["AdditionalErrorText"] = pass.additional_error_text;
+    if (explain) {
+      out.provenance.push_back({"AdditionalErrorText", "decoder", 0, 0, ""});
+    }
+  }
+  if (explain) {
+    std::stable_sort(
+        out.provenance.begin(), out.provenance.end(),
+        [](const domain::FieldSource& a, const domain::FieldSource& b) {
+          return a.variable < b.variable;
+        });
   }
   vpic::FillTypedFields(&out.vehicle);
   for (int c : pass.codes) {

@@ -10,7 +10,9 @@
 
 namespace snapshot {
 
-SnapshotDecode MapResult(const SnapshotIndex& index, const PassResult& pass);
+// With `explain`, fills the decode's provenance too.
+SnapshotDecode MapResult(const SnapshotIndex& index, const PassResult& pass,
+                         absl::string_view vin, bool explain);
 
 }  // namespace snapshot
 

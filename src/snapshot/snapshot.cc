@@ -48,6 +48,37 @@ bool BetterPass(const PassResult& a, const PassResult& b, int hint) {
   return year(a) > year(b);
 }
 
+// Rule 21: when position 10 left two years (passes 3 and 4 both ran) and
+// the chosen pass's year is one of them, both years, the chosen first, with
+// the rule that chose it.
+std::vector<domain::ModelYearCandidate> CandidatesOf(
+    const std::vector<PassResult>& results, size_t best, int hint) {
+  const PassResult* newer = nullptr;
+  const PassResult* older = nullptr;
+  for (const PassResult& r : results) {
+    if (r.pass.number == 3 && !r.pass.conclusive) newer = &r;
+    if (r.pass.number == 4) older = &r;
+  }
+  const PassResult& chosen = results[best];
+  if (newer == nullptr || older == nullptr || newer->pass.year == 0 ||
+      (&chosen != newer && &chosen != older)) {
+    return {};
+  }
+  const PassResult& other = &chosen == newer ? *older : *newer;
+  std::string rule;
+  if (hint != 0 && chosen.pass.year == hint) {
+    rule = domain::year_rule::kHint;
+  } else if (chosen.error_value != other.error_value ||
+             chosen.elements_weight != other.elements_weight ||
+             chosen.patterns != other.patterns) {
+    rule = domain::year_rule::kSchemas;
+  } else {
+    rule = domain::year_rule::kNewerCycle;
+  }
+  return {{chosen.pass.year, std::move(rule), true},
+          {other.pass.year, domain::year_rule::kOtherCycle, false}};
+}
+
 }  // namespace
 
 namespace {
@@ -146,7 +177,8 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Load(
 
 absl::StatusOr<SnapshotDecode> Snapshot::Decode(absl::string_view vin,
                                                 int model_year_hint,
-                                                int reference_year) const {
+                                                int reference_year,
+                                                bool explain) const {
   if (vin.size() < 3 || vin.size() > 17) {
     return absl::InvalidArgumentError(
         absl::StrCat("snapshot decode needs a 17-character VIN (or a partial "
@@ -210,7 +242,8 @@ absl::StatusOr<SnapshotDecode> Snapshot::Decode(absl::string_view vin,
   for (size_t i = 1; i < results.size(); ++i) {
     if (BetterPass(results[i], results[best], model_year_hint)) best = i;
   }
-  SnapshotDecode out = MapResult(ix, results[best]);
+  SnapshotDecode out = MapResult(ix, results[best], vin, explain);
+  out.model_year_candidates = CandidatesOf(results, best, model_year_hint);
   out.notes.push_back(
       {"snapshot", absl::StrCat(note_prefix_, reference_year)});
   return out;

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "domain/provenance.h"
 #include "snapshot/load_limit.h"
 #include "vpic/vehicle.h"
 
@@ -40,6 +41,12 @@ struct SnapshotInfo {
 struct SnapshotDecode {
   vpic::Vehicle vehicle;
   std::vector<vpic::Note> notes;
+  // Rule 21. With `explain`: where each variable of `vehicle.attributes`
+  // came from (a multi-valued variable once per value), in attribute order.
+  std::vector<domain::FieldSource> provenance;
+  // When position 10 leaves two years and the decode's rule for picking
+  // one is not certain: both, the chosen one first.
+  std::vector<domain::ModelYearCandidate> model_year_candidates;
 };
 
 class Snapshot {
@@ -73,9 +80,20 @@ class Snapshot {
   // position 10 are results with notes ("7", "8", "11", "400"), not errors.
   // INVALID_ARGUMENT only for input that is no VIN or partial VIN of the
   // VIN alphabet, or an implausible reference year.
+  // With `explain`, the result's provenance is filled (rule 21).
   absl::StatusOr<SnapshotDecode> Decode(absl::string_view vin,
-                                        int model_year_hint,
-                                        int reference_year) const;
+                                        int model_year_hint, int reference_year,
+                                        bool explain = false) const;
+
+  // Rule 21: corrections of an invalid VIN `vin17` (17 characters,
+  // normalised: digits and upper-case letters, I, O and Q included): the
+  // VINs one character away whose check digit is right, whose characters
+  // are all allowed where they stand, and whose WMI's patterns in this
+  // snapshot match them, best first, at most `max`. Never `vin17` itself.
+  // Empty for input of another length or alphabet. Pure: the same input
+  // gives the same list.
+  std::vector<std::string> Suggest(absl::string_view vin17, int reference_year,
+                                   size_t max) const;
 
   // Rule 18: the snapshot's answer to reference request `key`
   // (domain::DecodeKey::reference) as vPIC's JSON, built from what was read

@@ -102,8 +102,12 @@ struct SnapshotIndex {
   std::vector<WmiInfo> wmis;
   std::vector<SchemaLink> links;
 
-  // Compiled keys, and their token masks.
+  // Compiled keys, and their token masks; each key's text as stored
+  // (upper-cased), for provenance (rule 21).
   std::vector<CompiledKey> keys;
+  std::vector<std::string> key_text;
+  // VinSchema.Id of each schema index (SchemaLink::schema).
+  std::vector<int> schema_ids;
   std::vector<uint64_t> key_masks;
 
   // Patterns grouped by schema, in Pattern.Id order (structure of arrays).

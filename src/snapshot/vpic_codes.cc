@@ -10,6 +10,14 @@ std::string VpicErrorText(int c) {
       return "VIN decoded clean. Check Digit (9th position) is correct";
     case code::kCheckDigit:
       return "Check Digit (9th position) does not calculate properly";
+    case code::kCorrected:
+      return "VIN corrected, error in one position (assuming Check Digit is "
+             "correct)";
+    case code::kCorrectedSeveral:
+      return "VIN corrected, error in one position only (indicated by ! in "
+             "Suggested VIN), multiple matches found";
+    case code::kErrorsInPositions:
+      return "VIN has errors in few positions";
     case code::kIncompleteVin:
       return "Incomplete VIN";
     case code::kManufacturerNotRegistered:
@@ -34,6 +42,24 @@ std::string VpicErrorText(int c) {
       return "Invalid Characters Present";
     default:
       return absl::StrCat("vPIC error code ", c);
+  }
+}
+
+std::string VpicErrorHelp(int c) {
+  switch (c) {
+    case code::kCorrectedSeveral:
+      return "In the Possible values section, the Numeric value before the : "
+             "indicates the position in error and the values after the : "
+             "indicate the possible values that are allowed in this position.";
+    case code::kErrorsInPositions:
+      return "The error positions are indicated by ! in Suggested VIN. In the "
+             "Possible values section, each pair of parenthesis indicate "
+             "information about each error position in VIN . The Numeric value "
+             "before the : indicates the position in error and the values "
+             "after the : indicate the possible values that are allowed in "
+             "this position";
+    default:
+      return "";
   }
 }
 

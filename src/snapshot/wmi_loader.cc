@@ -50,6 +50,7 @@ absl::Status IndexLoader::LoadSchemaIndex() {
       "SELECT Id FROM VinSchema WHERE coalesce(TobeQCed, 0) = 0 ORDER BY Id",
       [&](sqlite3_stmt* s) {
         schema_index_[Int(s, 0)] = static_cast<uint32_t>(schema_index_.size());
+        ix_.schema_ids.push_back(Int(s, 0));
       });
 }
 

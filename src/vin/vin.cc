@@ -113,6 +113,14 @@ std::string Normalize(absl::string_view input) {
   return absl::AsciiStrToUpper(absl::StripAsciiWhitespace(input));
 }
 
+absl::optional<std::string> BarcodeRead(absl::string_view input) {
+  input = absl::StripAsciiWhitespace(input);
+  if (input.size() != kVinLength + 1 || (input[0] != 'I' && input[0] != 'i')) {
+    return absl::nullopt;
+  }
+  return absl::AsciiStrToUpper(input.substr(1));
+}
+
 char ComputeCheckDigit(absl::string_view vin17) {
   int sum = 0;
   for (size_t i = 0; i < vin17.size() && i < kVinLength; ++i) {

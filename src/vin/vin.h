@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/optional.h"
 
 namespace vin {
 
@@ -71,6 +72,12 @@ absl::Status CheckModelYearHint(absl::string_view vin17, int year, int first,
 // returned as a warning and the VIN is accepted.
 absl::StatusOr<ValidatedVin> Validate(absl::string_view input,
                                       CheckDigitPolicy policy);
+
+// Rule 21: the VIN of an input read from a windshield or door-jamb barcode,
+// which prints an 'I' before the 17 characters: for an input of 18
+// characters (normalised) whose first is 'I', the 17 after it. Nullopt for
+// any other input (never a VIN: 'I' is no VIN character).
+absl::optional<std::string> BarcodeRead(absl::string_view input);
 
 // A partial VIN (DESIGN rule 18): '*' for each unknown position, or fewer
 // than 17 characters, as vPIC decodes them.

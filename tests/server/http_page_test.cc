@@ -271,5 +271,35 @@ TEST_F(HttpPageTest, ACsvSubmittedAsAJobIsListedAndItsCsvDownloads) {
   }
 }
 
+// Rule 21: an invalid VIN's row offers the snapshot's corrections ("did you
+// mean"), never decoded until clicked; a click decodes the one chosen.
+TEST_F(HttpPageTest, AnInvalidVinOffersItsCorrectionsAndAClickDecodesOne) {
+  ServerOptions o = Defaults();
+  o.snapshot_path = VIN_SNAPSHOT_PATH;
+  o.engine.default_source = engine::SourcePreference::kLiveOnly;
+  ASSERT_NO_FATAL_FAILURE(Open(o));
+  Script(kFord, "ok");
+  const std::string typo = "1FTMW1T88MFA0O001";  // an O for position 14's 0
+  Eval(absl::StrCat("document.getElementById('vins').value = '", typo,
+                    "'; document.getElementById('go').click(); true"));
+  const Json offered = WaitFor(absl::StrCat(
+      "(() => { const b = document.querySelector('tr[data-vin=\"", typo,
+      "\"] button.suggestion'); return b ? b.textContent : null; })()"));
+  ASSERT_TRUE(offered.is_string()) << Eval(RowText(typo));
+  EXPECT_EQ(offered.get<std::string>(), kFord);
+  EXPECT_TRUE(absl::StrContains(Eval(RowText(typo)).get<std::string>(),
+                                std::string("did you mean ") + kFord))
+      << Eval(RowText(typo));
+  EXPECT_EQ(fake_->TotalRequests(), 0) << "a suggestion is not decoded unasked";
+  Eval(absl::StrCat("document.querySelector('tr[data-vin=\"", typo,
+                    "\"] button.suggestion').click(); true"));
+  const Json done = WaitFor(
+      absl::StrCat("(() => { const t = ", RowText(kFord),
+                   "; return t && t.startsWith('done') ? t : null; })()"));
+  ASSERT_TRUE(done.is_string()) << Eval(RowText(kFord));
+  EXPECT_EQ(fake_->RequestCount(kFord), 1);
+  Screenshot("suggested.png");
+}
+
 }  // namespace
 }  // namespace server

@@ -407,3 +407,14 @@ TEST(ValidatePartial, ChecksWhatAPartialVinHas) {
 
 }  // namespace
 }  // namespace vin
+
+// Rule 21: a windshield or door-jamb barcode prints an I before the VIN.
+TEST(BarcodeRead, AnEighteenCharacterReadWithALeadingIIsTheSeventeenAfterIt) {
+  EXPECT_EQ(vin::BarcodeRead("I1FTMW1T88MFA00001"), "1FTMW1T88MFA00001");
+  EXPECT_EQ(vin::BarcodeRead("  i1ftmw1t88mfa00001 "), "1FTMW1T88MFA00001");
+  EXPECT_FALSE(vin::BarcodeRead("1FTMW1T88MFA00001").has_value());    // 17
+  EXPECT_FALSE(vin::BarcodeRead("X1FTMW1T88MFA00001").has_value());   // no I
+  EXPECT_FALSE(vin::BarcodeRead("II1FTMW1T88MFA00001").has_value());  // 19
+  // What follows is then validated as any VIN is: no O or Q changed.
+  EXPECT_EQ(vin::BarcodeRead("I1FTMW1T88MFAOOOO1"), "1FTMW1T88MFAOOOO1");
+}
