@@ -94,15 +94,27 @@ std::string FormatRpcError(const grpc::Status& status) {
   google::rpc::Status details;
   if (!status.error_details().empty() &&
       details.ParseFromString(status.error_details())) {
+    std::vector<std::string> suggested;
     for (const auto& any : details.details()) {
       google::rpc::RetryInfo info;
+      google::rpc::BadRequest bad;
       if (any.UnpackTo(&info)) {
         const absl::Duration delay =
             absl::Seconds(info.retry_delay().seconds()) +
             absl::Nanoseconds(info.retry_delay().nanos());
         absl::StrAppend(&line, "; retry after ", absl::FormatDuration(delay));
-        break;
+      } else if (any.UnpackTo(&bad)) {
+        // Rule 21: the first violation is the rule broken, then one per
+        // suggested VIN, the VIN first in its description.
+        for (int i = 1; i < bad.field_violations_size(); ++i) {
+          suggested.push_back(
+              bad.field_violations(i).description().substr(0, 17));
+        }
       }
+    }
+    if (!suggested.empty()) {
+      absl::StrAppend(&line, "; did you mean ",
+                      absl::StrJoin(suggested, " or "), "?");
     }
   }
   return line;

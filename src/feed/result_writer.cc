@@ -139,10 +139,15 @@ std::string ResultWriter::CsvLine(const std::vector<std::string>& fields,
                 v.plant_country(), absl::StrCat(r.attempts()),
                 absl::StrJoin(notes, ";"), "", ""});
   } else {
-    row.insert(row.end(),
-               {"failed", "", "", "", "", "", "", "", "", "", "", "", "", "",
-                "", absl::StrCat(outcome.failure.attempts()), "",
-                outcome.failure_reason, outcome.failure.message()});
+    std::string message = outcome.failure.message();
+    if (outcome.failure.suggested_vins_size() > 0) {  // rule 21
+      absl::StrAppend(&message, " (did you mean ",
+                      absl::StrJoin(outcome.failure.suggested_vins(), " or "),
+                      "?)");
+    }
+    row.insert(row.end(), {"failed", "", "", "", "", "", "", "", "", "", "", "",
+                           "", "", "", absl::StrCat(outcome.failure.attempts()),
+                           "", outcome.failure_reason, std::move(message)});
   }
   return FormatCsvRecord(row);
 }

@@ -67,6 +67,21 @@ struct PassResult {
   }
 };
 
+// spVinDecode's best-pass order: the error value, the elements' weight, the
+// patterns' count, then the larger year (`year_a`, `year_b`: the caller adds
+// any bonus for its hint). Whether `a` ranks before `b`; `Scores` is a
+// PassResult or anything with the same three scores.
+template <typename Scores>
+bool ScoresRankBefore(const Scores& a, const Scores& b, int year_a,
+                      int year_b) {
+  if (a.error_value != b.error_value) return a.error_value > b.error_value;
+  if (a.elements_weight != b.elements_weight) {
+    return a.elements_weight > b.elements_weight;
+  }
+  if (a.patterns != b.patterns) return a.patterns > b.patterns;
+  return year_a > year_b;
+}
+
 // Runs one pass. `wmi` is the WMI as NHTSA may publish it (nullptr: unknown
 // or not public); `raw_wmi` is the WMI row whatever its publication (NHTSA
 // reads the vehicle type from it for the character and check-digit rules).

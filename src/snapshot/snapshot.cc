@@ -27,9 +27,6 @@
 namespace snapshot {
 namespace {
 
-constexpr int kMinReferenceYear = 1981;
-constexpr int kMaxReferenceYear = 2999;
-
 bool IsVinAlphabet(char c) {
   return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
 }
@@ -37,15 +34,10 @@ bool IsVinAlphabet(char c) {
 // spVinDecode's best pass: error value, element weight, pattern count, year
 // (with a bonus for the caller's year); the earlier pass on a tie.
 bool BetterPass(const PassResult& a, const PassResult& b, int hint) {
-  if (a.error_value != b.error_value) return a.error_value > b.error_value;
-  if (a.elements_weight != b.elements_weight) {
-    return a.elements_weight > b.elements_weight;
-  }
-  if (a.patterns != b.patterns) return a.patterns > b.patterns;
   auto year = [hint](const PassResult& r) {
     return r.pass.year + (hint != 0 && r.pass.year == hint ? 10000 : 0);
   };
-  return year(a) > year(b);
+  return ScoresRankBefore(a, b, year(a), year(b));
 }
 
 // Rule 21: when position 10 left two years (passes 3 and 4 both ran) and

@@ -106,6 +106,10 @@ class Snapshot {
   // and sha256), made once.
   const std::string& reference_note() const { return reference_note_; }
 
+  // The reference years Decode and Suggest accept.
+  static constexpr int kMinReferenceYear = 1981;
+  static constexpr int kMaxReferenceYear = 2999;
+
   const SnapshotInfo& info() const { return info_; }
   // The vPIC variables this snapshot can give (rule 21: what parity
   // compares), sorted: the elements its patterns, engine models and

@@ -33,14 +33,7 @@ namespace {
 constexpr int kVinLength = 17;
 constexpr int kCheckIndex = 8;           // position 9
 constexpr int kYearIndex = 9;            // position 10
-constexpr int kMinReferenceYear = 1981;  // as Decode
-constexpr int kMaxReferenceYear = 2999;
-
-// 49 CFR 565.15(c): weights, and the values of A..Z (I, O, Q count as 0, as
-// vin::ComputeCheckDigit counts them; they are never candidates).
-constexpr int kWeights[kVinLength] = {8, 7, 6, 5, 4, 3, 2, 10, 0,
-                                      9, 8, 7, 6, 5, 4, 3, 2};
-constexpr char kLetterValues[] = "12345678012345070923456789";
+constexpr const int* kWeights = vin::kCheckDigitWeights;
 // The VIN characters by transliterated value: the only characters that can
 // stand where the check digit needs that value.
 constexpr const char* kCharsOfValue[10] = {
@@ -51,10 +44,7 @@ bool IsInputChar(char c) { return IsDigit(c) || (c >= 'A' && c <= 'Z'); }
 bool IsVinChar(char c) {
   return IsInputChar(c) && c != 'I' && c != 'O' && c != 'Q';
 }
-int Value(char c) {
-  if (IsDigit(c)) return c - '0';
-  return c >= 'A' && c <= 'Z' ? kLetterValues[c - 'A'] - '0' : 0;
-}
+int Value(char c) { return vin::Transliterate(c); }
 int Mod11(int x) { return ((x % 11) + 11) % 11; }
 int Inverse11(int w) {
   for (int x = 1; x < 11; ++x) {
@@ -125,12 +115,7 @@ struct PassScore {
 
 // snapshot.cc's BetterPass with no hint.
 bool BetterScore(const PassScore& a, const PassScore& b) {
-  if (a.error_value != b.error_value) return a.error_value > b.error_value;
-  if (a.elements_weight != b.elements_weight) {
-    return a.elements_weight > b.elements_weight;
-  }
-  if (a.patterns != b.patterns) return a.patterns > b.patterns;
-  return a.year > b.year;
+  return ScoresRankBefore(a, b, a.year, b.year);
 }
 
 // Bit i set: descriptor position i is constrained by some pattern key of
@@ -282,8 +267,8 @@ std::vector<std::string> Snapshot::Suggest(absl::string_view vin17,
                                            size_t max) const {
   std::vector<std::string> out;
   if (vin17.size() != kVinLength || max == 0 ||
-      reference_year < kMinReferenceYear ||
-      reference_year > kMaxReferenceYear ||
+      reference_year < Snapshot::kMinReferenceYear ||
+      reference_year > Snapshot::kMaxReferenceYear ||
       !std::all_of(vin17.begin(), vin17.end(), IsInputChar)) {
     return out;
   }

@@ -29,13 +29,10 @@ constexpr size_t kVinLength = 17;
 constexpr size_t kCheckDigitIndex = 8;  // position 9
 constexpr size_t kModelYearIndex = 9;   // position 10
 
-// 49 CFR 565.15(c): weight of each position in the check-digit sum.
-constexpr int kWeights[kVinLength] = {8, 7, 6, 5, 4, 3, 2, 10, 0,
-                                      9, 8, 7, 6, 5, 4, 3, 2};
+constexpr const int* kWeights = kCheckDigitWeights;
 
-// 49 CFR 565.15(c): the numeric value a VIN character stands for
-// (A1..H8 J1..N5 P7 R9 S2..Z9), one digit per letter A..Z; I, O and Q are
-// never VIN characters and count as 0, like anything else that is not one.
+}  // namespace
+
 int Transliterate(char c) {
   static constexpr char kLetterValues[] = "12345678012345070923456789";
   static_assert(sizeof(kLetterValues) == 26 + 1, "one value per letter");
@@ -43,6 +40,8 @@ int Transliterate(char c) {
   if (c >= 'A' && c <= 'Z') return kLetterValues[c - 'A'] - '0';
   return 0;
 }
+
+namespace {
 
 bool IsNonAscii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 

@@ -41,6 +41,14 @@ Problem ProblemOf(const absl::Status& status);
 // Trims surrounding ASCII white space and upper-cases ASCII letters.
 std::string Normalize(absl::string_view input);
 
+// 49 CFR 565.15(c): the weight of each position in the check-digit sum.
+inline constexpr int kCheckDigitWeights[17] = {8, 7, 6, 5, 4, 3, 2, 10, 0,
+                                               9, 8, 7, 6, 5, 4, 3, 2};
+// 49 CFR 565.15(c): the numeric value a VIN character stands for
+// (A1..H8 J1..N5 P7 R9 S2..Z9); I, O and Q are never VIN characters and
+// count as 0, like anything else that is not one.
+int Transliterate(char c);
+
 // The check digit ('0'..'9' or 'X') for a 17-character VIN whose characters
 // are all VIN characters (digits and letters except I, O, Q). Position 9 is
 // ignored.

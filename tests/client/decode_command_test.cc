@@ -72,6 +72,28 @@ TEST(FormatRpcError, CodeMessageAndRetryInfo) {
             "vinctl: UNAVAILABLE: vPIC unavailable; retry after 2.5s");
 }
 
+// Rule 21: an invalid VIN's suggestions (BadRequest violations after the
+// rule broken) are offered, the VIN first in each.
+TEST(FormatRpcError, SuggestionsAreOffered) {
+  google::rpc::BadRequest bad;
+  auto* rule = bad.add_field_violations();
+  rule->set_field("vin");
+  rule->set_description("check digit mismatch");
+  for (const char* v : {"1FTMW1T88MFA00001", "1FTMW1T88MFA0D001"}) {
+    auto* s = bad.add_field_violations();
+    s->set_field("vin");
+    s->set_description(std::string(v) + ": did you mean this VIN?");
+  }
+  google::rpc::Status details;
+  details.set_code(3);
+  details.add_details()->PackFrom(bad);
+  EXPECT_EQ(FormatRpcError(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                        "invalid character",
+                                        details.SerializeAsString())),
+            "vinctl: INVALID_ARGUMENT: invalid character; did you mean "
+            "1FTMW1T88MFA00001 or 1FTMW1T88MFA0D001?");
+}
+
 class DecodeCommandTest : public testing_util::ServerFixture {
  protected:
   int Run(const DecodeOptions& options) {
