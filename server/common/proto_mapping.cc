@@ -307,6 +307,7 @@ engine::DecodeRequest RequestOf(const Request& in) {
           : vin::CheckDigitPolicy::kEnforce;
   r.source_preference = FromProto(in.source_preference());
   r.allow_partial = in.allow_partial();
+  r.explain = in.explain();
   return r;
 }
 

@@ -131,7 +131,8 @@ void VpicDecode::StartBatch() {
     // An invalid VIN the snapshot cannot answer as vPIC does refuses the
     // whole batch before any is sent (rule 21 answers the others in place).
     auto valid = vin::ValidatePartial(e.vin, vin::CheckDigitPolicy::kEnforce);
-    if (!valid.ok() && !c_->gateway()->engine()->CanAnswerInvalidVin(e.vin)) {
+    if (!valid.ok() &&
+        !c_->gateway()->engine()->CanAnswerInvalidVin(e.vin, preference_)) {
       return Fail(domain::FailureOf(engine::FailureReason::kInvalidVin, "",
                                     engine::InvalidReasonOf(valid.status())),
                   absl::StrCat("VIN ", i + 1, " (", util::SafeText(e.vin, 64),
@@ -158,7 +159,8 @@ void VpicDecode::AnswerInvalidVins(std::vector<Outcome>& outcomes) {
       continue;
     }
     if (auto answer = c_->gateway()->engine()->InvalidVinAnswer(
-            asked_[i].first, asked_[i].second, o.failure.suggested_vins)) {
+            asked_[i].first, asked_[i].second, preference_,
+            o.failure.suggested_vins)) {
       o.done = true;
       o.answer = std::move(answer);
     }

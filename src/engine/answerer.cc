@@ -1,5 +1,6 @@
 #include "engine/answerer.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,7 +17,13 @@ Answerer::Answerer(Deps deps)
 std::vector<std::string> Answerer::Suggest(absl::string_view input) {
   if (deps_.snapshots == nullptr) return {};
   const std::string vin = vin::Normalize(input);
-  if (vin.size() != 17) return {};
+  // Only what Suggest can read spends the budget: input it refuses at once
+  // (another length, punctuation, '*') must not use up others' share.
+  if (vin.size() != 17 || !std::all_of(vin.begin(), vin.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+      })) {
+    return {};
+  }
   std::shared_ptr<const snapshot::Snapshot> snap = deps_.snapshots->Current();
   if (snap == nullptr || !suggestion_budget_.Take(deps_.clock->Now())) {
     return {};
@@ -81,7 +88,7 @@ void Answerer::Fail(Waiter& w, const Failure& failure,
     }
   }
   if (SnapshotAnswersAfter(w.source, failure.reason)) {
-    if (auto answer = SnapshotAnswerFor(key, warnings, &failure)) {
+    if (auto answer = SnapshotAnswerFor(key, warnings, &failure, w.explain)) {
       w.listener->OnDone(std::move(answer));
       Release(w);
       return;
@@ -94,7 +101,7 @@ void Answerer::Fail(Waiter& w, const Failure& failure,
 void Answerer::AnswerFromSnapshot(Waiter& w, const coalesce::FlightKey& key,
                                   const std::vector<vpic::Note>& warnings) {
   OweQueued(w);
-  if (auto answer = SnapshotAnswerFor(key, warnings, nullptr)) {
+  if (auto answer = SnapshotAnswerFor(key, warnings, nullptr, w.explain)) {
     Done(w, std::move(answer));
     return;
   }
@@ -123,12 +130,12 @@ std::shared_ptr<const DecodeResult> Answerer::StaleAnswerFor(
 
 std::shared_ptr<const DecodeResult> Answerer::SnapshotAnswerFor(
     const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
-    const Failure* live_failure) const {
+    const Failure* live_failure, bool explain) const {
   if (deps_.snapshots == nullptr) return nullptr;
   std::shared_ptr<const snapshot::Snapshot> snap = deps_.snapshots->Current();
   if (snap == nullptr) return nullptr;
   return SnapshotAnswer(*snap, key, warnings, live_failure,
-                        deps_.clock->WallNow(), deps_.encoder);
+                        deps_.clock->WallNow(), deps_.encoder, explain);
 }
 
 // The waiter has had its terminal event: the engine never touches its

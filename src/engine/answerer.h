@@ -45,6 +45,7 @@ struct Waiter {
   // Rule 17: its urgency and its tenant.
   domain::Priority priority = domain::Priority::kInteractive;
   std::string tenant{domain::kDefaultTenant};
+  bool explain = false;  // rule 21: a snapshot answer with its provenance
 };
 
 class Answerer {
@@ -84,7 +85,7 @@ class Answerer {
   // reference request with it on the caller's thread, as a cache hit.
   std::shared_ptr<const DecodeResult> SnapshotAnswerNow(
       const coalesce::FlightKey& key) const {
-    return SnapshotAnswerFor(key, {}, nullptr);
+    return SnapshotAnswerFor(key, {}, nullptr, false);
   }
 
   // ---- Loop thread ----
@@ -117,7 +118,7 @@ class Answerer {
       const coalesce::FlightKey& key, const Failure& failure);
   std::shared_ptr<const DecodeResult> SnapshotAnswerFor(
       const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
-      const Failure* live_failure) const;
+      const Failure* live_failure, bool explain) const;
   void OweQueued(Waiter& w);
   void Release(Waiter& w);
 

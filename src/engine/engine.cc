@@ -194,6 +194,7 @@ Admission Engine::Submit(const DecodeRequest& request,
   waiter.deadline = deadline;
   waiter.source = source;
   waiter.priority = request.priority;
+  waiter.explain = request.explain;
   if (!request.tenant.empty()) waiter.tenant = request.tenant;
   Post([this, id, key, warnings = std::move(warnings), waiter,
         stagger = request.stagger] {
@@ -202,8 +203,13 @@ Admission Engine::Submit(const DecodeRequest& request,
   return Admission::Admitted(id);
 }
 
-bool Engine::CanAnswerInvalidVin(absl::string_view vin) const {
-  if (!answerer_.snapshot_loaded()) return false;
+bool Engine::CanAnswerInvalidVin(absl::string_view vin,
+                                 SourcePreference source) const {
+  // LIVE_ONLY means never the snapshot, an invalid VIN's answer included.
+  if (!answerer_.snapshot_loaded() ||
+      Resolve(source) == SourcePreference::kLiveOnly) {
+    return false;
+  }
   const std::string v = vin::Normalize(vin);
   if (v.size() < 3 || v.size() > 17) return false;
   for (size_t i = 0; i < v.size(); ++i) {
@@ -215,8 +221,9 @@ bool Engine::CanAnswerInvalidVin(absl::string_view vin) const {
 }
 
 std::shared_ptr<const DecodeResult> Engine::InvalidVinAnswer(
-    const std::string& vin, int model_year,
+    const std::string& vin, int model_year, SourcePreference source,
     const std::vector<std::string>& suggestions) const {
+  if (!CanAnswerInvalidVin(vin, source)) return nullptr;
   coalesce::FlightKey key;
   key.vin = vin::Normalize(vin);
   key.model_year = model_year;

@@ -61,6 +61,9 @@ struct DecodeRequest {
   // characters) is decoded, checked for what can be checked; without it,
   // refused as today.
   bool allow_partial = false;
+  // Rule 21: a snapshot answer for this waiter names each variable's source
+  // (DecodeResult::provenance); others are spared the cost.
+  bool explain = false;
   // The waiter leaves (DEADLINE_EXCEEDED, or UNAVAILABLE when the next
   // retry, or its turn at the upstream rate, would come after it) when this
   // much time has passed from Submit.
@@ -131,11 +134,13 @@ class Engine : private AttemptRunner::Flights,
   // (17 characters of digits and letters, or a partial VIN) with vPIC's
   // correction fields (AddVpicCorrections); nullptr without a snapshot or
   // for what it cannot read. Any thread; never upstream.
-  // Whether InvalidVinAnswer can answer an invalid `vin` (a snapshot is
-  // loaded, and `vin` is 3 to 17 digits, letters or '*' after the WMI).
-  bool CanAnswerInvalidVin(absl::string_view vin) const;
+  // Whether InvalidVinAnswer can answer an invalid `vin` for a request of
+  // `source` (a snapshot is loaded, the preference is not LIVE_ONLY once
+  // resolved, and `vin` is 3 to 17 digits, letters or '*' after the WMI).
+  bool CanAnswerInvalidVin(absl::string_view vin,
+                           SourcePreference source) const;
   std::shared_ptr<const DecodeResult> InvalidVinAnswer(
-      const std::string& vin, int model_year,
+      const std::string& vin, int model_year, SourcePreference source,
       const std::vector<std::string>& suggestions) const;
   // The start of a graceful stop: admits no new work, starts no new upstream
   // request (first attempt or retry), and fails at once, with

@@ -108,14 +108,13 @@ std::shared_ptr<const DecodeResult> SnapshotReferenceAnswer(
 std::shared_ptr<const DecodeResult> SnapshotAnswer(
     const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
     const std::vector<vpic::Note>& warnings, const Failure* live_failure,
-    absl::Time wall_now, const ResultEncoder& encoder) {
+    absl::Time wall_now, const ResultEncoder& encoder, bool explain) {
   if (key.is_reference()) {
     return SnapshotReferenceAnswer(snap, key, live_failure, wall_now);
   }
   const int reference_year = static_cast<int>(
       absl::ToCivilYear(wall_now, absl::UTCTimeZone()).year());
-  auto decoded = snap.Decode(key.vin, key.model_year, reference_year,
-                             /*explain=*/true);
+  auto decoded = snap.Decode(key.vin, key.model_year, reference_year, explain);
   if (!decoded.ok()) return nullptr;
   auto result = std::make_shared<DecodeResult>();
   result->vin = key.vin;

@@ -54,7 +54,7 @@ std::shared_ptr<const DecodeResult> StaleAnswer(
 std::shared_ptr<const DecodeResult> SnapshotAnswer(
     const snapshot::Snapshot& snap, const coalesce::FlightKey& key,
     const std::vector<vpic::Note>& warnings, const Failure* live_failure,
-    absl::Time wall_now, const ResultEncoder& encoder);
+    absl::Time wall_now, const ResultEncoder& encoder, bool explain = false);
 
 }  // namespace engine
 

@@ -1,6 +1,8 @@
 #include "snapshot/parity.h"
 
 #include <cmath>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -10,11 +12,28 @@
 namespace snapshot {
 namespace {
 
-const std::string* Find(const domain::Vehicle& v, const std::string& name) {
-  auto it = v.attributes.find(name);
-  if (it == v.attributes.end() || it->second.empty()) return nullptr;
-  return &it->second;
-}
+// Walks a vehicle's attributes (sorted by name) alongside the sorted list
+// of variables: each lookup only moves forward, so a decode's comparison
+// costs one pass over each map instead of a search per variable (perf:
+// the searches' string compares were a third of parity's cost).
+class SortedWalk {
+ public:
+  explicit SortedWalk(const domain::Vehicle& v)
+      : it_(v.attributes.begin()), end_(v.attributes.end()) {}
+  // The value of `name`, not empty, or nullptr; names asked in ascending
+  // order.
+  const std::string* Find(const std::string& name) {
+    while (it_ != end_ && it_->first < name) ++it_;
+    if (it_ == end_ || it_->first != name || it_->second.empty()) {
+      return nullptr;
+    }
+    return &it_->second;
+  }
+
+ private:
+  std::map<std::string, std::string>::const_iterator it_;
+  const std::map<std::string, std::string>::const_iterator end_;
+};
 
 }  // namespace
 
@@ -48,9 +67,12 @@ std::vector<VariableParity> CompareDecodes(
     const domain::Vehicle& live, const domain::Vehicle& snapshot,
     const std::vector<std::string>& variables) {
   std::vector<VariableParity> out;
+  out.reserve(variables.size());
+  SortedWalk live_walk(live);
+  SortedWalk snapshot_walk(snapshot);
   for (const std::string& name : variables) {
-    const std::string* l = Find(live, name);
-    const std::string* s = Find(snapshot, name);
+    const std::string* l = live_walk.Find(name);
+    const std::string* s = snapshot_walk.Find(name);
     if (l == nullptr && s == nullptr) continue;
     VariableParity p;
     p.variable = name;
@@ -99,9 +121,20 @@ void ParityTracker::Record(absl::string_view vin, absl::Time when,
     VariableCounts& c = it->second;
     ++c.by_outcome[static_cast<int>(p.outcome)];
     if (p.outcome == ParityOutcome::kAgree) continue;
-    c.examples.push_front(ParityExample{std::string(vin), std::string(p.live),
-                                        std::string(p.snapshot), when});
-    if (c.examples.size() > kExamples) c.examples.pop_back();
+    if (c.examples.size() < kExamples) {
+      c.examples.push_front(ParityExample{std::string(vin), std::string(p.live),
+                                          std::string(p.snapshot), when});
+      continue;
+    }
+    // The oldest example's strings take the newest's text: no allocation
+    // once they are long enough (this runs for every disagreement).
+    ParityExample e = std::move(c.examples.back());
+    c.examples.pop_back();
+    e.vin.assign(vin.data(), vin.size());
+    e.live.assign(p.live.data(), p.live.size());
+    e.snapshot.assign(p.snapshot.data(), p.snapshot.size());
+    e.time = when;
+    c.examples.push_front(std::move(e));
   }
   if (!mmy.has_value() || window_ == 0) return;
   recent_.push_back(*mmy);

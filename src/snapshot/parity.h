@@ -49,7 +49,8 @@ struct VariableParity {
 // case and surrounding blanks, and numbers by value ("2.0" and "2").
 bool SameValue(absl::string_view a, absl::string_view b);
 
-// Each of `variables` that either decode gives, with its outcome.
+// Each of `variables` (sorted, as Snapshot::variables() is) that either
+// decode gives, with its outcome, in that order.
 std::vector<VariableParity> CompareDecodes(
     const domain::Vehicle& live, const domain::Vehicle& snapshot,
     const std::vector<std::string>& variables);

@@ -252,6 +252,8 @@ size_t Snapshot::MemoryBytes() const {
   bytes += ix.keys.capacity() * sizeof(CompiledKey);
   bytes += ix.key_masks.capacity() * sizeof(uint64_t);
   bytes += ix.links.capacity() * sizeof(SchemaLink);
+  bytes += ix.schema_ids.capacity() * sizeof(int);
+  for (const std::string& k : ix.key_text) bytes += sizeof(k) + k.capacity();
   for (const ValueInfo& v : ix.values) {
     bytes += sizeof(ValueInfo) + v.text.capacity() + v.attribute_id.capacity();
   }

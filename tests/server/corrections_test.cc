@@ -184,7 +184,9 @@ TEST_F(CorrectionsTest, VpicsPathsAnswerAnInvalidVinAsVpicDoes) {
   const nlohmann::json b = nlohmann::json::parse(batch.body)["Results"];
   ASSERT_EQ(b.size(), 2u);
   EXPECT_EQ(b[0]["ErrorCode"], "0");
-  EXPECT_TRUE(absl::StartsWith(b[1]["ErrorCode"].get<std::string>(), "1"))
+  const std::vector<std::string> bad_codes =
+      absl::StrSplit(b[1]["ErrorCode"].get<std::string>(), ',');
+  EXPECT_NE(std::find(bad_codes.begin(), bad_codes.end(), "1"), bad_codes.end())
       << b[1]["ErrorCode"];
   EXPECT_EQ(batch.Header("X-Vin-Source"), "vpic,snapshot");
   EXPECT_EQ(fake_->TotalRequests(), 1) << "only the valid VIN";
@@ -194,6 +196,18 @@ TEST_F(CorrectionsTest, VpicsPathsAnswerAnInvalidVinAsVpicDoes) {
 TEST_F(CorrectionsTest, PastTheBudgetARefusalComesWithoutSuggestions) {
   StartServer(WithSnapshot(/*per_second=*/0));
   EXPECT_TRUE(UnarySuggestions(kTypo).empty());
+}
+
+// LIVE_ONLY means never the snapshot: an invalid VIN on vPIC's paths gets
+// the 400 of a server without one.
+TEST_F(CorrectionsTest, LiveOnlyKeepsVpicsPathsFromTheSnapshot) {
+  StartServer(WithSnapshot());
+  const testing_util::HttpResponse r = testing_util::HttpGet(
+      server_->http_port(),
+      absl::StrCat("/api/vehicles/DecodeVinValues/", kTypo, "?format=json"),
+      {"X-Vin-Source-Preference: live_only"});
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(fake_->TotalRequests(), 0);
 }
 
 }  // namespace

@@ -112,6 +112,34 @@ TEST_F(ExplainTest, ALiveAnswerSaysVpicForEveryVariable) {
   EXPECT_EQ(r.model_year_candidates_size(), 0);
 }
 
+// With the cache on: the one live answer, shared, is explained only for
+// the caller that asks, before and after.
+TEST_F(ExplainTest, ACachedAnswerIsExplainedOnlyForTheCallerThatAsks) {
+  ServerOptions o = WithSnapshot();
+  o.engine.cache_capacity = 100;
+  StartServer(o);
+  Script(kVin, "ok");
+  vin::v1::DecodeResponse first, explained, after;
+  ASSERT_TRUE(
+      Decode(Request(kVin, false, vin::v1::SOURCE_PREFERENCE_LIVE_ONLY), &first)
+          .ok());
+  ASSERT_TRUE(Decode(Request(kVin, true, vin::v1::SOURCE_PREFERENCE_LIVE_ONLY),
+                     &explained)
+                  .ok());
+  ASSERT_TRUE(
+      Decode(Request(kVin, false, vin::v1::SOURCE_PREFERENCE_LIVE_ONLY), &after)
+          .ok());
+  EXPECT_EQ(fake_->TotalRequests(), 1);
+  EXPECT_EQ(first.result().provenance_size(), 0);
+  EXPECT_EQ(explained.result().source(), vin::v1::SOURCE_CACHE);
+  EXPECT_EQ(Explained(explained.result()), Attributes(explained.result()));
+  for (const auto& f : explained.result().provenance()) {
+    EXPECT_EQ(f.source(), "vpic") << f.variable();
+  }
+  EXPECT_EQ(after.result().provenance_size(), 0);
+  EXPECT_EQ(Attributes(after.result()), Attributes(first.result()));
+}
+
 TEST_F(ExplainTest, VpicsUncertainYearGivesBothReadingsOfPositionTen) {
   StartServer(WithSnapshot());
   Script(kVin,
@@ -157,12 +185,16 @@ TEST_F(ExplainTest, ABarcodeReadIsDecodedAsTheSeventeenAfterItsI) {
   stream->WritesDone();
   vin::v1::DecodeBatchResponse event;
   vin::v1::DecodeResult done;
+  std::string event_vin;
   while (stream->Read(&event)) {
-    if (event.has_done()) done = event.done().result();
+    if (event.has_done()) {
+      done = event.done().result();
+      event_vin = event.vin();
+    }
     EXPECT_FALSE(event.has_failed()) << event.DebugString();
   }
   ASSERT_TRUE(stream->Finish().ok());
-  EXPECT_EQ(event.vin(), kVin);
+  EXPECT_EQ(event_vin, kVin);
   EXPECT_EQ(done.vin(), kVin);
   EXPECT_TRUE(HasNote(done, "barcode"));
   EXPECT_EQ(Explained(done), Attributes(done));
