@@ -132,13 +132,14 @@ void ParityChecker::Compare(const Item& item) {
       if (!sha256_.empty()) tracker_.Reset();
       sha256_ = snap->info().sha256;
     }
+    // The outcomes come in name order, as the map is: walk it forward.
+    auto it = counts_.begin();
     for (const snapshot::VariableParity& p : outcomes) {
-      auto it = counts_.find(p.variable);
-      if (it == counts_.end()) {
-        it = counts_
-                 .emplace(std::string(p.variable),
-                          std::array<int64_t, snapshot::kParityOutcomes>{})
-                 .first;
+      while (it != counts_.end() && it->first < p.variable) ++it;
+      if (it == counts_.end() || it->first != p.variable) {
+        it = counts_.emplace_hint(
+            it, std::string(p.variable),
+            std::array<int64_t, snapshot::kParityOutcomes>{});
       }
       ++it->second[static_cast<int>(p.outcome)];
     }

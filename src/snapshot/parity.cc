@@ -113,10 +113,14 @@ void ParityTracker::Record(absl::string_view vin, absl::Time when,
   const absl::optional<bool> mmy = MakeModelYearAgree(outcomes);
   absl::MutexLock lock(&mu_);
   ++compared_;
+  // The outcomes come in name order (CompareDecodes), as the map is: walk
+  // it forward instead of searching it for each.
+  auto it = variables_.begin();
   for (const VariableParity& p : outcomes) {
-    auto it = variables_.find(p.variable);
-    if (it == variables_.end()) {
-      it = variables_.emplace(std::string(p.variable), VariableCounts()).first;
+    while (it != variables_.end() && it->first < p.variable) ++it;
+    if (it == variables_.end() || it->first != p.variable) {
+      it = variables_.emplace_hint(it, std::string(p.variable),
+                                   VariableCounts());
     }
     VariableCounts& c = it->second;
     ++c.by_outcome[static_cast<int>(p.outcome)];
