@@ -72,7 +72,8 @@ class ParityChecker {
     int model_year_hint = 0;
   };
   void Loop();
-  void Compare(const Item& item);
+  // One live answer compared; `wall` and `reference_year` are its batch's.
+  void Compare(const Item& item, absl::Time wall, int reference_year);
   void Judge();
 
   const ParityOptions options_;
