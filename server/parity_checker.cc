@@ -104,51 +104,46 @@ void ParityChecker::Loop() {
         queue_.pop_front();
       }
     }
-    // The clock and the calendar once a batch, and the health judged once a
-    // batch: per answer they cost more than a tenth of the comparison.
+    // The clock, the calendar and the snapshot once a batch, and the health
+    // judged once a batch: per answer they cost more than a tenth of the
+    // comparison.
     const absl::Time wall = wall_();
     const int reference_year =
         static_cast<int>(absl::ToCivilYear(wall, absl::UTCTimeZone()).year());
-    for (const Item& item : batch) Compare(item, wall, reference_year);
-    if (!batch.empty()) Judge();
-    absl::MutexLock lock(&mu_);
-    compared_ += batch.size();
+    std::shared_ptr<const snapshot::Snapshot> snap =
+        snapshots_ == nullptr || batch.empty() ? nullptr
+                                               : snapshots_->Current();
+    if (snap != nullptr) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (sha256_ != snap->info().sha256) {
+          // Another snapshot: its agreement is measured from scratch.
+          if (!sha256_.empty()) tracker_.Reset();
+          sha256_ = snap->info().sha256;
+        }
+      }
+      for (const Item& item : batch) {
+        Compare(*snap, item, wall, reference_year);
+      }
+      Judge();
+    }
+    // The answers freed outside the lock Offer takes on the engine's loop.
+    const size_t done = batch.size();
     batch.clear();
+    absl::MutexLock lock(&mu_);
+    compared_ += done;
   }
 }
 
-void ParityChecker::Compare(const Item& item, absl::Time wall,
-                            int reference_year) {
-  std::shared_ptr<const snapshot::Snapshot> snap =
-      snapshots_ == nullptr ? nullptr : snapshots_->Current();
-  if (snap == nullptr) return;
+void ParityChecker::Compare(const snapshot::Snapshot& snap, const Item& item,
+                            absl::Time wall, int reference_year) {
   const domain::DecodeResult& live = *item.result;
-  absl::StatusOr<snapshot::SnapshotDecode> decoded =
-      snap->Decode(live.vin, item.model_year_hint, reference_year);
+  absl::StatusOr<std::vector<std::string>> decoded =
+      snap.DecodeVariables(live.vin, item.model_year_hint, reference_year);
   if (!decoded.ok()) return;
-  const std::vector<snapshot::VariableParity> outcomes =
-      snapshot::CompareDecodes(live.vehicle, decoded->vehicle,
-                               snap->variables());
-  {
-    absl::MutexLock lock(&mu_);
-    if (sha256_ != snap->info().sha256) {
-      // Another snapshot: its agreement is measured from scratch.
-      if (!sha256_.empty()) tracker_.Reset();
-      sha256_ = snap->info().sha256;
-    }
-    // The outcomes come in name order, as the map is: walk it forward.
-    auto it = counts_.begin();
-    for (const snapshot::VariableParity& p : outcomes) {
-      while (it != counts_.end() && it->first < p.variable) ++it;
-      if (it == counts_.end() || it->first != p.variable) {
-        it = counts_.emplace_hint(
-            it, std::string(p.variable),
-            std::array<int64_t, snapshot::kParityOutcomes>{});
-      }
-      ++it->second[static_cast<int>(p.outcome)];
-    }
-  }
-  tracker_.Record(live.vin, wall, outcomes);
+  tracker_.Record(
+      live.vin, wall,
+      snapshot::CompareDecodes(live.vehicle, *decoded, snap.variables()));
 }
 
 void ParityChecker::Judge() {
@@ -203,9 +198,8 @@ bool ParityChecker::healthy() const {
 
 std::map<std::pair<std::string, std::string>, int64_t> ParityChecker::Counts()
     const {
-  absl::MutexLock lock(&mu_);
   std::map<std::pair<std::string, std::string>, int64_t> out;
-  for (const auto& [variable, by_outcome] : counts_) {
+  for (const auto& [variable, by_outcome] : tracker_.Totals()) {
     for (int o = 0; o < snapshot::kParityOutcomes; ++o) {
       if (by_outcome[o] == 0) continue;
       out[{variable, snapshot::ParityOutcomeName(

@@ -13,7 +13,6 @@
 #ifndef VIN_SERVER_PARITY_CHECKER_H_
 #define VIN_SERVER_PARITY_CHECKER_H_
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -72,8 +71,10 @@ class ParityChecker {
     int model_year_hint = 0;
   };
   void Loop();
-  // One live answer compared; `wall` and `reference_year` are its batch's.
-  void Compare(const Item& item, absl::Time wall, int reference_year);
+  // One live answer compared with `snap`; `wall` and `reference_year` are
+  // its batch's, as `snap` is.
+  void Compare(const snapshot::Snapshot& snap, const Item& item,
+               absl::Time wall, int reference_year);
   void Judge();
 
   const ParityOptions options_;
@@ -90,11 +91,7 @@ class ParityChecker {
   uint64_t offered_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t compared_ ABSL_GUARDED_BY(mu_) = 0;  // taken off the queue and done
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  int flushing_ ABSL_GUARDED_BY(mu_) = 0;  // Flush() calls waiting
-  // By variable, then by outcome.
-  std::map<std::string, std::array<int64_t, snapshot::kParityOutcomes>,
-           std::less<>>
-      counts_ ABSL_GUARDED_BY(mu_);
+  int flushing_ ABSL_GUARDED_BY(mu_) = 0;    // Flush() calls waiting
   std::string sha256_ ABSL_GUARDED_BY(mu_);  // the snapshot compared now
   bool healthy_ ABSL_GUARDED_BY(mu_) = true;
   std::thread thread_;

@@ -1,5 +1,6 @@
 #include "snapshot/parity.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -12,6 +13,23 @@
 namespace snapshot {
 namespace {
 
+// std::string's order (bytes as unsigned), the first byte compared inline:
+// most names differ there, and the walks below compare names for every
+// variable of every compared decode.
+bool NameBefore(absl::string_view a, absl::string_view b) {
+  if (!a.empty() && !b.empty() && a[0] != b[0]) {
+    return static_cast<unsigned char>(a[0]) < static_cast<unsigned char>(b[0]);
+  }
+  return a < b;
+}
+
+// Whether `s` may be a number SimpleAtod reads ("2.0", "-1", ".5").
+bool MayBeNumber(absl::string_view s) {
+  if (s.empty()) return false;
+  const char c = s[0];
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.';
+}
+
 // Walks a vehicle's attributes (sorted by name) alongside the sorted list
 // of variables: each lookup only moves forward, so a decode's comparison
 // costs one pass over each map instead of a search per variable (perf:
@@ -23,7 +41,7 @@ class SortedWalk {
   // The value of `name`, not empty, or nullptr; names asked in ascending
   // order.
   const std::string* Find(const std::string& name) {
-    while (it_ != end_ && it_->first < name) ++it_;
+    while (it_ != end_ && NameBefore(it_->first, name)) ++it_;
     if (it_ == end_ || it_->first != name || it_->second.empty()) {
       return nullptr;
     }
@@ -57,22 +75,24 @@ bool SameValue(absl::string_view a, absl::string_view b) {
   if (absl::EqualsIgnoreCase(a, b)) return true;
   double x = 0;
   double y = 0;
-  if (absl::SimpleAtod(a, &x) && absl::SimpleAtod(b, &y)) {
+  if (MayBeNumber(a) && MayBeNumber(b) && absl::SimpleAtod(a, &x) &&
+      absl::SimpleAtod(b, &y)) {
     return std::fabs(x - y) <= 1e-9 * std::max(1.0, std::fabs(x));
   }
   return false;
 }
 
 std::vector<VariableParity> CompareDecodes(
-    const domain::Vehicle& live, const domain::Vehicle& snapshot,
+    const domain::Vehicle& live, const std::vector<std::string>& snapshot,
     const std::vector<std::string>& variables) {
   std::vector<VariableParity> out;
   out.reserve(variables.size());
   SortedWalk live_walk(live);
-  SortedWalk snapshot_walk(snapshot);
-  for (const std::string& name : variables) {
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const std::string& name = variables[i];
     const std::string* l = live_walk.Find(name);
-    const std::string* s = snapshot_walk.Find(name);
+    const std::string* s =
+        i < snapshot.size() && !snapshot[i].empty() ? &snapshot[i] : nullptr;
     if (l == nullptr && s == nullptr) continue;
     VariableParity p;
     p.variable = name;
@@ -117,28 +137,21 @@ void ParityTracker::Record(absl::string_view vin, absl::Time when,
   // it forward instead of searching it for each.
   auto it = variables_.begin();
   for (const VariableParity& p : outcomes) {
-    while (it != variables_.end() && it->first < p.variable) ++it;
+    while (it != variables_.end() && NameBefore(it->first, p.variable)) ++it;
     if (it == variables_.end() || it->first != p.variable) {
-      it = variables_.emplace_hint(it, std::string(p.variable),
-                                   VariableCounts());
+      it = variables_.emplace_hint(it, std::string(p.variable), Variable());
     }
-    VariableCounts& c = it->second;
-    ++c.by_outcome[static_cast<int>(p.outcome)];
+    Variable& v = it->second;
+    ++v.since_reset[static_cast<int>(p.outcome)];
+    ++v.total[static_cast<int>(p.outcome)];
     if (p.outcome == ParityOutcome::kAgree) continue;
-    if (c.examples.size() < kExamples) {
-      c.examples.push_front(ParityExample{std::string(vin), std::string(p.live),
-                                          std::string(p.snapshot), when});
-      continue;
-    }
-    // The oldest example's strings take the newest's text: no allocation
-    // once they are long enough (this runs for every disagreement).
-    ParityExample e = std::move(c.examples.back());
-    c.examples.pop_back();
+    ParityExample& e = v.examples[v.next];
     e.vin.assign(vin.data(), vin.size());
     e.live.assign(p.live.data(), p.live.size());
     e.snapshot.assign(p.snapshot.data(), p.snapshot.size());
     e.time = when;
-    c.examples.push_front(std::move(e));
+    v.next = (v.next + 1) % kExamples;
+    if (v.count < kExamples) ++v.count;
   }
   if (!mmy.has_value() || window_ == 0) return;
   recent_.push_back(*mmy);
@@ -164,15 +177,34 @@ ParityReport ParityTracker::Report() const {
   absl::MutexLock lock(&mu_);
   ParityReport r;
   r.compared = compared_;
-  r.variables = variables_;
+  for (const auto& [name, v] : variables_) {
+    if (v.since_reset == OutcomeCounts{}) continue;
+    VariableCounts& c = r.variables[name];
+    std::copy(v.since_reset.begin(), v.since_reset.end(), c.by_outcome);
+    for (size_t k = 1; k <= v.count; ++k) {  // newest first
+      c.examples.push_back(v.examples[(v.next + kExamples - k) % kExamples]);
+    }
+  }
   r.make_model_year_agreement = AgreementLocked(&r.judged);
   return r;
+}
+
+std::map<std::string, OutcomeCounts, std::less<>> ParityTracker::Totals()
+    const {
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, OutcomeCounts, std::less<>> out;
+  for (const auto& [name, v] : variables_) out.emplace(name, v.total);
+  return out;
 }
 
 void ParityTracker::Reset() {
   absl::MutexLock lock(&mu_);
   compared_ = 0;
-  variables_.clear();
+  for (auto& [name, v] : variables_) {
+    v.since_reset = {};
+    v.next = 0;
+    v.count = 0;
+  }
   recent_.clear();
   agreeing_ = 0;
 }

@@ -9,6 +9,7 @@
 #ifndef VIN_SNAPSHOT_PARITY_H_
 #define VIN_SNAPSHOT_PARITY_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -50,9 +51,10 @@ struct VariableParity {
 bool SameValue(absl::string_view a, absl::string_view b);
 
 // Each of `variables` (sorted, as Snapshot::variables() is) that either
-// decode gives, with its outcome, in that order.
+// decode gives, with its outcome, in that order. `snapshot[i]` is the
+// snapshot's value of variables[i], "" for none (Snapshot::DecodeVariables).
 std::vector<VariableParity> CompareDecodes(
-    const domain::Vehicle& live, const domain::Vehicle& snapshot,
+    const domain::Vehicle& live, const std::vector<std::string>& snapshot,
     const std::vector<std::string>& variables);
 
 // Whether the make, model and model year agree (each given by vPIC agrees;
@@ -81,6 +83,9 @@ struct ParityReport {
   std::map<std::string, VariableCounts, std::less<>> variables;
 };
 
+// Counts by outcome, one per ParityOutcome.
+using OutcomeCounts = std::array<int64_t, kParityOutcomes>;
+
 class ParityTracker {
  public:
   static constexpr size_t kExamples = 20;
@@ -89,22 +94,35 @@ class ParityTracker {
   // One compared decode of `vin` at `when`.
   void Record(absl::string_view vin, absl::Time when,
               const std::vector<VariableParity>& outcomes);
+  // Since the last Reset(): the variables with a count.
   ParityReport Report() const;
+  // By variable, the counts since the tracker was made: Reset() does not
+  // clear them (the metrics' counters).
+  std::map<std::string, OutcomeCounts, std::less<>> Totals() const;
   // The make/model/year agreement over the window, and how many decodes it
   // holds (it judges once full).
   absl::optional<double> Agreement(size_t* judged = nullptr) const;
-  // Everything forgotten (another snapshot is compared from now on).
+  // Everything but the totals forgotten (another snapshot is compared from
+  // now on).
   void Reset();
 
  private:
+  struct Variable {
+    OutcomeCounts since_reset = {};
+    OutcomeCounts total = {};
+    // The newest disagreements, a ring: written in place, so that their
+    // strings' buffers are reused (this runs for every disagreement).
+    std::array<ParityExample, kExamples> examples;
+    size_t next = 0;   // where the next one goes
+    size_t count = 0;  // how many the ring holds
+  };
   absl::optional<double> AgreementLocked(size_t* judged) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t window_;
   mutable absl::Mutex mu_;
   int64_t compared_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, VariableCounts, std::less<>> variables_
-      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Variable, std::less<>> variables_ ABSL_GUARDED_BY(mu_);
   std::deque<bool> recent_ ABSL_GUARDED_BY(mu_);  // agreement, newest last
   size_t agreeing_ ABSL_GUARDED_BY(mu_) = 0;      // trues in recent_
 };

@@ -82,13 +82,13 @@ domain::FieldSource SourceOf(const SnapshotIndex& ix, const PassItem& item,
 
 }  // namespace
 
-SnapshotDecode MapResult(const SnapshotIndex& ix, const PassResult& pass,
-                         absl::string_view vin, bool explain) {
-  SnapshotDecode out;
-  auto& attrs = out.vehicle.attributes;
+MappedValues MapValues(const SnapshotIndex& ix, const PassResult& pass,
+                       absl::string_view vin,
+                       std::vector<domain::FieldSource>* provenance) {
+  MappedValues out;
   const int make_slot = ix.SlotOf(element::kMake);
   const int model_slot = ix.SlotOf(element::kModel);
-  // Insert in variable-name order, so every insertion is at the end.
+  // In variable-name order, so that each element's values are adjacent.
   std::vector<const PassItem*> items;
   items.reserve(pass.items.size());
   for (const PassItem& item : pass.items) items.push_back(&item);
@@ -97,16 +97,17 @@ SnapshotDecode MapResult(const SnapshotIndex& ix, const PassResult& pass,
                      return ix.elements[a->slot].code_rank <
                             ix.elements[b->slot].code_rank;
                    });
+  out.by_slot.reserve(items.size());
   for (const PassItem* item : items) {
     std::string value = Clean(item->Text(ix));
     if (value.empty()) continue;
     const ElementInfo& element = ix.elements[item->slot];
     bool used = true;
-    if (!attrs.empty() && attrs.rbegin()->first == element.code) {
+    if (!out.by_slot.empty() && out.by_slot.back().first == item->slot) {
       used = false;
       if (element.multi_valued) {
         // vPIC keeps every value of these elements; list them in rank order.
-        std::string& all = attrs.rbegin()->second;
+        std::string& all = out.by_slot.back().second;
         if (all != value && all.find("; " + value) == std::string::npos &&
             all.rfind(value + ";", 0) != 0) {
           absl::StrAppend(&all, "; ", value);
@@ -114,23 +115,40 @@ SnapshotDecode MapResult(const SnapshotIndex& ix, const PassResult& pass,
         }
       }
     } else {
-      attrs.emplace_hint(attrs.end(), element.code, std::move(value));
+      out.by_slot.emplace_back(item->slot, std::move(value));
     }
-    if (explain && used) {
-      out.provenance.push_back(SourceOf(ix, *item, element.code, vin));
+    if (!used) continue;
+    if (provenance != nullptr) {
+      provenance->push_back(SourceOf(ix, *item, element.code, vin));
     }
     if (item->slot == make_slot && item->make != kNone) {
-      attrs["MakeID"] = absl::StrCat(ix.makes[item->make].id);
-      if (explain) {
-        out.provenance.push_back(SourceOf(ix, *item, "MakeID", vin));
+      out.make_id = absl::StrCat(ix.makes[item->make].id);
+      if (provenance != nullptr) {
+        provenance->push_back(SourceOf(ix, *item, "MakeID", vin));
       }
     }
     if (item->slot == model_slot) {
-      attrs["ModelID"] = Clean(item->AttributeId(ix));
-      if (explain) {
-        out.provenance.push_back(SourceOf(ix, *item, "ModelID", vin));
+      out.model_id = Clean(item->AttributeId(ix));
+      if (provenance != nullptr) {
+        provenance->push_back(SourceOf(ix, *item, "ModelID", vin));
       }
     }
+  }
+  return out;
+}
+
+SnapshotDecode MapResult(const SnapshotIndex& ix, const PassResult& pass,
+                         absl::string_view vin, bool explain) {
+  SnapshotDecode out;
+  MappedValues values =
+      MapValues(ix, pass, vin, explain ? &out.provenance : nullptr);
+  auto& attrs = out.vehicle.attributes;
+  for (auto& [slot, value] : values.by_slot) {
+    attrs.emplace_hint(attrs.end(), ix.elements[slot].code, std::move(value));
+  }
+  if (values.make_id.has_value()) attrs["MakeID"] = *std::move(values.make_id);
+  if (values.model_id.has_value()) {
+    attrs["ModelID"] = *std::move(values.model_id);
   }
   if (!pass.additional_error_text.empty()) {
     attrs["AdditionalErrorText"] = pass.additional_error_text;

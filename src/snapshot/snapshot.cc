@@ -71,9 +71,88 @@ std::vector<domain::ModelYearCandidate> CandidatesOf(
           {other.pass.year, domain::year_rule::kOtherCycle, false}};
 }
 
-}  // namespace
+// A VIN's passes, run as spVinDecode runs them, and the best one.
+struct ChosenPass {
+  absl::string_view given;  // the caller's VIN
+  std::string padded;       // it read with '*' up to 17, when shorter
+  std::vector<PassResult> results;
+  size_t best = 0;
 
-namespace {
+  absl::string_view vin() const {
+    return padded.empty() ? given : absl::string_view(padded);
+  }
+};
+
+absl::StatusOr<ChosenPass> RunPasses(const SnapshotIndex& ix,
+                                     absl::string_view vin, int model_year_hint,
+                                     int reference_year) {
+  if (vin.size() < 3 || vin.size() > 17) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("snapshot decode needs a 17-character VIN (or a partial "
+                     "one of at least 3), got ",
+                     vin.size(), " characters"));
+  }
+  ChosenPass out;
+  out.given = vin;
+  // A partial VIN, read as vPIC reads it: '*' for every unknown position.
+  if (vin.size() < 17) {
+    out.padded = absl::StrCat(vin, std::string(17 - vin.size(), '*'));
+    vin = out.padded;
+  }
+  for (size_t i = 0; i < vin.size(); ++i) {
+    if (!IsVinAlphabet(vin[i]) && !(vin[i] == '*' && i >= 3)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "snapshot decode needs a normalised VIN (digits and upper-case "
+          "letters); position ",
+          i + 1, " is not one"));
+    }
+  }
+  if (reference_year < Snapshot::kMinReferenceYear ||
+      reference_year > Snapshot::kMaxReferenceYear) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("implausible reference year ", reference_year));
+  }
+  if (model_year_hint < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("negative model year hint ", model_year_hint));
+  }
+
+  // vPIC fVinWMI: positions 1-3, plus 12-14 when position 3 is '9'.
+  std::string wmi_code(vin.substr(0, 3));
+  if (vin[2] == '9') absl::StrAppend(&wmi_code, vin.substr(11, 3));
+  const WmiInfo* raw_wmi = nullptr;
+  if (auto it = ix.wmi_by_code.find(PackWmi(wmi_code));
+      it != ix.wmi_by_code.end()) {
+    raw_wmi = &ix.wmis[it->second];
+  }
+  // vPIC only knows WMIs public by "now" (the reference year here).
+  const WmiInfo* wmi =
+      raw_wmi != nullptr && raw_wmi->public_year <= reference_year ? raw_wmi
+                                                                   : nullptr;
+
+  const std::vector<PlannedPass> plan =
+      PlanPasses(ix, vin, raw_wmi, model_year_hint, reference_year);
+  std::vector<PassResult>& results = out.results;
+  results.reserve(plan.size());
+  size_t next = 0;
+  if (plan.front().number == 2) {
+    results.push_back(RunPass(ix, vin, wmi, raw_wmi, plan.front()));
+    next = 1;
+    const bool nothing =
+        std::find(results[0].codes.begin(), results[0].codes.end(),
+                  code::kNoDetailedData) != results[0].codes.end();
+    if (!NeedsFallbackAfterHint(plan, nothing)) next = plan.size();
+  }
+  for (; next < plan.size(); ++next) {
+    results.push_back(RunPass(ix, vin, wmi, raw_wmi, plan[next]));
+  }
+  for (size_t i = 1; i < results.size(); ++i) {
+    if (BetterPass(results[i], results[out.best], model_year_hint)) {
+      out.best = i;
+    }
+  }
+  return out;
+}
 
 std::vector<std::string> VariablesOf(const SnapshotIndex& ix) {
   std::set<std::string> names = {"MakeID", "ModelID"};
@@ -107,7 +186,21 @@ Snapshot::Snapshot(std::unique_ptr<const SnapshotIndex> index,
       reference_note_(absl::StrCat(
           "answered from the offline vPIC snapshot of ", info_.date,
           " (sha256 ", info_.sha256.substr(0, 12), ")")),
-      variables_(VariablesOf(*index_)) {}
+      variables_(VariablesOf(*index_)) {
+  variable_of_slot_.assign(index_->elements.size(), -1);
+  for (size_t v = 0; v < variables_.size(); ++v) {
+    const std::string& name = variables_[v];
+    if (name == "MakeID") make_id_variable_ = static_cast<int>(v);
+    if (name == "ModelID") model_id_variable_ = static_cast<int>(v);
+  }
+  for (size_t slot = 0; slot < index_->elements.size(); ++slot) {
+    auto it = std::lower_bound(variables_.begin(), variables_.end(),
+                               index_->elements[slot].code);
+    if (it != variables_.end() && *it == index_->elements[slot].code) {
+      variable_of_slot_[slot] = static_cast<int>(it - variables_.begin());
+    }
+  }
+}
 
 Snapshot::~Snapshot() = default;
 
@@ -171,73 +264,37 @@ absl::StatusOr<SnapshotDecode> Snapshot::Decode(absl::string_view vin,
                                                 int model_year_hint,
                                                 int reference_year,
                                                 bool explain) const {
-  if (vin.size() < 3 || vin.size() > 17) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("snapshot decode needs a 17-character VIN (or a partial "
-                     "one of at least 3), got ",
-                     vin.size(), " characters"));
-  }
-  // A partial VIN, read as vPIC reads it: '*' for every unknown position.
-  std::string padded;
-  if (vin.size() < 17) {
-    padded = absl::StrCat(vin, std::string(17 - vin.size(), '*'));
-    vin = padded;
-  }
-  for (size_t i = 0; i < vin.size(); ++i) {
-    if (!IsVinAlphabet(vin[i]) && !(vin[i] == '*' && i >= 3)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "snapshot decode needs a normalised VIN (digits and upper-case "
-          "letters); position ",
-          i + 1, " is not one"));
+  absl::StatusOr<ChosenPass> chosen =
+      RunPasses(*index_, vin, model_year_hint, reference_year);
+  if (!chosen.ok()) return chosen.status();
+  SnapshotDecode out =
+      MapResult(*index_, chosen->results[chosen->best], chosen->vin(), explain);
+  out.model_year_candidates =
+      CandidatesOf(chosen->results, chosen->best, model_year_hint);
+  out.notes.push_back({"snapshot", absl::StrCat(note_prefix_, reference_year)});
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> Snapshot::DecodeVariables(
+    absl::string_view vin, int model_year_hint, int reference_year) const {
+  absl::StatusOr<ChosenPass> chosen =
+      RunPasses(*index_, vin, model_year_hint, reference_year);
+  if (!chosen.ok()) return chosen.status();
+  MappedValues mapped =
+      MapValues(*index_, chosen->results[chosen->best], chosen->vin(), nullptr);
+  std::vector<std::string> out(variables_.size());
+  for (auto& [slot, value] : mapped.by_slot) {
+    if (variable_of_slot_[slot] >= 0) {
+      out[variable_of_slot_[slot]] = std::move(value);
     }
   }
-  if (reference_year < kMinReferenceYear || reference_year > kMaxReferenceYear) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("implausible reference year ", reference_year));
+  // Decode's attributes hold the ids after the elements' values.
+  if (mapped.make_id.has_value() && make_id_variable_ >= 0) {
+    out[make_id_variable_] = *std::move(mapped.make_id);
   }
-  if (model_year_hint < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("negative model year hint ", model_year_hint));
+  if (mapped.model_id.has_value() && model_id_variable_ >= 0) {
+    out[model_id_variable_] = *std::move(mapped.model_id);
   }
-  const SnapshotIndex& ix = *index_;
-
-  // vPIC fVinWMI: positions 1-3, plus 12-14 when position 3 is '9'.
-  std::string wmi_code(vin.substr(0, 3));
-  if (vin[2] == '9') absl::StrAppend(&wmi_code, vin.substr(11, 3));
-  const WmiInfo* raw_wmi = nullptr;
-  if (auto it = ix.wmi_by_code.find(PackWmi(wmi_code));
-      it != ix.wmi_by_code.end()) {
-    raw_wmi = &ix.wmis[it->second];
-  }
-  // vPIC only knows WMIs public by "now" (the reference year here).
-  const WmiInfo* wmi =
-      raw_wmi != nullptr && raw_wmi->public_year <= reference_year ? raw_wmi
-                                                                   : nullptr;
-
-  const std::vector<PlannedPass> plan =
-      PlanPasses(ix, vin, raw_wmi, model_year_hint, reference_year);
-  std::vector<PassResult> results;
-  results.reserve(plan.size());
-  size_t next = 0;
-  if (plan.front().number == 2) {
-    results.push_back(RunPass(ix, vin, wmi, raw_wmi, plan.front()));
-    next = 1;
-    const bool nothing = std::find(results[0].codes.begin(),
-                                   results[0].codes.end(),
-                                   code::kNoDetailedData) != results[0].codes.end();
-    if (!NeedsFallbackAfterHint(plan, nothing)) next = plan.size();
-  }
-  for (; next < plan.size(); ++next) {
-    results.push_back(RunPass(ix, vin, wmi, raw_wmi, plan[next]));
-  }
-  size_t best = 0;
-  for (size_t i = 1; i < results.size(); ++i) {
-    if (BetterPass(results[i], results[best], model_year_hint)) best = i;
-  }
-  SnapshotDecode out = MapResult(ix, results[best], vin, explain);
-  out.model_year_candidates = CandidatesOf(results, best, model_year_hint);
-  out.notes.push_back(
-      {"snapshot", absl::StrCat(note_prefix_, reference_year)});
   return out;
 }
 

@@ -85,6 +85,14 @@ class Snapshot {
                                         int model_year_hint, int reference_year,
                                         bool explain = false) const;
 
+  // Rule 21's parity: what Decode's `vehicle.attributes` hold for each of
+  // variables(), in that order ("" for what it does not give), and nothing
+  // else: no typed fields, notes, provenance or candidates, so that
+  // comparing every live answer costs as little as it can. The same input
+  // rules and errors as Decode.
+  absl::StatusOr<std::vector<std::string>> DecodeVariables(
+      absl::string_view vin, int model_year_hint, int reference_year) const;
+
   // Rule 21: corrections of an invalid VIN `vin17` (17 characters,
   // normalised: digits and upper-case letters, I, O and Q included): the
   // VINs one character away whose check digit is right, whose characters
@@ -128,6 +136,10 @@ class Snapshot {
   std::string note_prefix_;  // the "snapshot" note, up to the reference year
   std::string reference_note_;
   std::vector<std::string> variables_;
+  // Each element slot's index in variables_ (-1: none), and the ids'.
+  std::vector<int> variable_of_slot_;
+  int make_id_variable_ = -1;
+  int model_id_variable_ = -1;
 
   // Reference answers made (Reference()), at most kAnswersKept.
   static constexpr size_t kAnswersKept = 1024;

@@ -15,6 +15,18 @@ domain::Vehicle Of(std::map<std::string, std::string> attributes) {
   return v;
 }
 
+// The snapshot's side as Snapshot::DecodeVariables gives it: one value per
+// variable, "" for none.
+std::vector<std::string> ValuesOf(const domain::Vehicle& v,
+                                  const std::vector<std::string>& variables) {
+  std::vector<std::string> out;
+  for (const std::string& name : variables) {
+    auto it = v.attributes.find(name);
+    out.push_back(it == v.attributes.end() ? "" : it->second);
+  }
+  return out;
+}
+
 TEST(SameValue, IgnoresCaseAndBlanksAndComparesNumbersByValue) {
   EXPECT_TRUE(SameValue("FORD", "Ford"));
   EXPECT_TRUE(SameValue(" TRUCK ", "truck"));
@@ -22,6 +34,9 @@ TEST(SameValue, IgnoresCaseAndBlanksAndComparesNumbersByValue) {
   EXPECT_TRUE(SameValue("3.50", "3.5"));
   EXPECT_FALSE(SameValue("2.0", "2.1"));
   EXPECT_FALSE(SameValue("F-150", "F-550"));
+  EXPECT_TRUE(SameValue("+2", "2.00"));
+  EXPECT_TRUE(SameValue(".5", "0.5"));
+  EXPECT_FALSE(SameValue("inf", "infinity"));  // words, not numbers
 }
 
 TEST(CompareDecodes, GivesEachVariableEitherSideHasItsOutcome) {
@@ -36,7 +51,9 @@ TEST(CompareDecodes, GivesEachVariableEitherSideHasItsOutcome) {
                                    {"Model", "F-550"},
                                    {"ModelYear", "2021"},
                                    {"BodyClass", "Pickup"}});
-  const std::vector<VariableParity> out = CompareDecodes(live, snap, variables);
+  const std::vector<std::string> snap_values = ValuesOf(snap, variables);
+  const std::vector<VariableParity> out =
+      CompareDecodes(live, snap_values, variables);
   ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[0].variable, "BodyClass");
   EXPECT_EQ(out[0].outcome, ParityOutcome::kLiveMissing);
@@ -53,17 +70,20 @@ TEST(MakeModelYearAgree, WhatVpicDoesNotGiveIsNotHeldAgainstTheSnapshot) {
   const std::vector<std::string> variables = {"Make", "Model", "ModelYear"};
   const domain::Vehicle snap =
       Of({{"Make", "FORD"}, {"Model", "F-150"}, {"ModelYear", "2021"}});
-  EXPECT_EQ(
-      MakeModelYearAgree(CompareDecodes(
-          Of({{"Make", "FORD"}, {"ModelYear", "2021"}}), snap, variables)),
-      true);
+  EXPECT_EQ(MakeModelYearAgree(
+                CompareDecodes(Of({{"Make", "FORD"}, {"ModelYear", "2021"}}),
+                               ValuesOf(snap, variables), variables)),
+            true);
   // vPIC gives none of the three: nothing to judge.
-  EXPECT_FALSE(
-      MakeModelYearAgree(CompareDecodes(Of({}), snap, variables)).has_value());
+  EXPECT_FALSE(MakeModelYearAgree(
+                   CompareDecodes(Of({}), ValuesOf(snap, variables), variables))
+                   .has_value());
   // The snapshot lacks one vPIC gives: a disagreement.
   EXPECT_EQ(
       MakeModelYearAgree(CompareDecodes(
-          snap, Of({{"Make", "FORD"}, {"ModelYear", "2021"}}), variables)),
+          snap,
+          ValuesOf(Of({{"Make", "FORD"}, {"ModelYear", "2021"}}), variables),
+          variables)),
       false);
 }
 
@@ -77,7 +97,7 @@ TEST(ParityTracker, KeepsTheNewestTwentyExamplesAndTheLastWindow) {
                                      {"Model", absl::StrCat("M", i)},
                                      {"ModelYear", "2021"}});
     tracker.Record(absl::StrCat("VIN", i), absl::FromUnixSeconds(i),
-                   CompareDecodes(live, good, variables));
+                   CompareDecodes(live, ValuesOf(good, variables), variables));
   }
   ParityReport r = tracker.Report();
   EXPECT_EQ(r.compared, 25);
@@ -92,14 +112,33 @@ TEST(ParityTracker, KeepsTheNewestTwentyExamplesAndTheLastWindow) {
   // Three agreeing decodes: 3 of the last 4.
   for (int i = 0; i < 3; ++i) {
     tracker.Record("GOOD", absl::UnixEpoch(),
-                   CompareDecodes(good, good, variables));
+                   CompareDecodes(good, ValuesOf(good, variables), variables));
   }
   size_t judged = 0;
   EXPECT_EQ(tracker.Agreement(&judged), 0.75);
   EXPECT_EQ(judged, 4u);
   tracker.Reset();
   EXPECT_EQ(tracker.Report().compared, 0);
+  EXPECT_TRUE(tracker.Report().variables.empty());
   EXPECT_FALSE(tracker.Agreement().has_value());
+  // The totals (the metrics' counters) outlive a reset.
+  const auto totals = tracker.Totals();
+  EXPECT_EQ(totals.at("Model")[static_cast<int>(ParityOutcome::kDiffer)], 25);
+  EXPECT_EQ(totals.at("Model")[static_cast<int>(ParityOutcome::kAgree)], 3);
+  EXPECT_EQ(totals.at("Make")[static_cast<int>(ParityOutcome::kAgree)], 28);
+  // And what comes after it is counted and listed afresh.
+  const domain::Vehicle live =
+      Of({{"Make", "FORD"}, {"Model", "F-250"}, {"ModelYear", "2021"}});
+  tracker.Record("AFTER", absl::UnixEpoch(),
+                 CompareDecodes(live, ValuesOf(good, variables), variables));
+  r = tracker.Report();
+  EXPECT_EQ(r.compared, 1);
+  ASSERT_EQ(r.variables.at("Model").examples.size(), 1u);
+  EXPECT_EQ(r.variables.at("Model").examples.front().vin, "AFTER");
+  EXPECT_EQ(r.variables.at("Model").examples.front().live, "F-250");
+  EXPECT_EQ(
+      tracker.Totals().at("Model")[static_cast<int>(ParityOutcome::kDiffer)],
+      26);
 }
 
 }  // namespace
