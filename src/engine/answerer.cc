@@ -19,11 +19,7 @@ std::vector<std::string> Answerer::Suggest(absl::string_view input) {
   const std::string vin = vin::Normalize(input);
   // Only what Suggest can read spends the budget: input it refuses at once
   // (another length, punctuation, '*') must not use up others' share.
-  if (vin.size() != 17 || !std::all_of(vin.begin(), vin.end(), [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
-      })) {
-    return {};
-  }
+  if (!snapshot::Snapshot::SuggestReads(vin)) return {};
   std::shared_ptr<const snapshot::Snapshot> snap = deps_.snapshots->Current();
   if (snap == nullptr || !suggestion_budget_.Take(deps_.clock->Now())) {
     return {};
@@ -130,12 +126,13 @@ std::shared_ptr<const DecodeResult> Answerer::StaleAnswerFor(
 
 std::shared_ptr<const DecodeResult> Answerer::SnapshotAnswerFor(
     const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
-    const Failure* live_failure, bool explain) const {
+    const Failure* live_failure, bool explain, bool encoded) const {
   if (deps_.snapshots == nullptr) return nullptr;
   std::shared_ptr<const snapshot::Snapshot> snap = deps_.snapshots->Current();
   if (snap == nullptr) return nullptr;
   return SnapshotAnswer(*snap, key, warnings, live_failure,
-                        deps_.clock->WallNow(), deps_.encoder, explain);
+                        deps_.clock->WallNow(),
+                        encoded ? deps_.encoder : ResultEncoder(), explain);
 }
 
 // The waiter has had its terminal event: the engine never touches its

@@ -83,9 +83,11 @@ class Answerer {
   // or nullptr when none is loaded or it cannot answer (Snapshot is safe
   // to read from any thread). Engine::Submit answers a SNAPSHOT_ONLY
   // reference request with it on the caller's thread, as a cache hit.
+  // Not `encoded`: without its bytes, for a caller that adds to it and
+  // encodes it once (Engine::InvalidVinAnswer).
   std::shared_ptr<const DecodeResult> SnapshotAnswerNow(
-      const coalesce::FlightKey& key) const {
-    return SnapshotAnswerFor(key, {}, nullptr, false);
+      const coalesce::FlightKey& key, bool encoded = true) const {
+    return SnapshotAnswerFor(key, {}, nullptr, false, encoded);
   }
 
   // ---- Loop thread ----
@@ -110,15 +112,15 @@ class Answerer {
                           const std::vector<vpic::Note>& warnings);
 
  private:
-  // The loaded snapshot's answer, or nullptr when none is loaded or it
-  // cannot decode the VIN.
   // The stale cache entry of `key` as an answer with a `stale` note, or
   // nullptr when there is none.
   std::shared_ptr<const DecodeResult> StaleAnswerFor(
       const coalesce::FlightKey& key, const Failure& failure);
+  // The loaded snapshot's answer, or nullptr when none is loaded or it
+  // cannot decode the VIN; its bytes made when `encoded`.
   std::shared_ptr<const DecodeResult> SnapshotAnswerFor(
       const coalesce::FlightKey& key, const std::vector<vpic::Note>& warnings,
-      const Failure* live_failure, bool explain) const;
+      const Failure* live_failure, bool explain, bool encoded = true) const;
   void OweQueued(Waiter& w);
   void Release(Waiter& w);
 

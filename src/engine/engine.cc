@@ -11,6 +11,7 @@
 #include "engine/options_mapping.h"
 #include "engine/source_policy.h"
 #include "engine/vpic_corrections.h"
+#include "snapshot/snapshot.h"
 #include "vpic/client.h"
 
 namespace engine {
@@ -210,14 +211,7 @@ bool Engine::CanAnswerInvalidVin(absl::string_view vin,
       Resolve(source) == SourcePreference::kLiveOnly) {
     return false;
   }
-  const std::string v = vin::Normalize(vin);
-  if (v.size() < 3 || v.size() > 17) return false;
-  for (size_t i = 0; i < v.size(); ++i) {
-    const char c = v[i];
-    const bool alnum = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
-    if (!alnum && !(c == '*' && i >= 3)) return false;
-  }
-  return true;
+  return snapshot::Snapshot::CheckInput(vin::Normalize(vin)).ok();
 }
 
 std::shared_ptr<const DecodeResult> Engine::InvalidVinAnswer(
@@ -227,11 +221,12 @@ std::shared_ptr<const DecodeResult> Engine::InvalidVinAnswer(
   coalesce::FlightKey key;
   key.vin = vin::Normalize(vin);
   key.model_year = model_year;
-  std::shared_ptr<const DecodeResult> answer = answerer_.SnapshotAnswerNow(key);
+  // Encoded once, with the corrections.
+  std::shared_ptr<const DecodeResult> answer =
+      answerer_.SnapshotAnswerNow(key, /*encoded=*/false);
   if (answer == nullptr || answer->vin.empty()) return nullptr;
   auto r = std::make_shared<DecodeResult>(*answer);
   AddVpicCorrections(key.vin, suggestions, r.get());
-  r->encoded = nullptr;
   if (options_.encoder) {
     r->encoded = std::make_shared<const std::string>(options_.encoder(*r));
   }

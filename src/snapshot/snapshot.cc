@@ -23,13 +23,10 @@
 #include "snapshot/sha256.h"
 #include "snapshot/snapshot_index.h"
 #include "snapshot/vpic_codes.h"
+#include "vin/vin.h"
 
 namespace snapshot {
 namespace {
-
-bool IsVinAlphabet(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
-}
 
 // spVinDecode's best pass: error value, element weight, pattern count, year
 // (with a bonus for the caller's year); the earlier pass on a tie.
@@ -86,11 +83,8 @@ struct ChosenPass {
 absl::StatusOr<ChosenPass> RunPasses(const SnapshotIndex& ix,
                                      absl::string_view vin, int model_year_hint,
                                      int reference_year) {
-  if (vin.size() < 3 || vin.size() > 17) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("snapshot decode needs a 17-character VIN (or a partial "
-                     "one of at least 3), got ",
-                     vin.size(), " characters"));
+  if (absl::Status input = Snapshot::CheckInput(vin); !input.ok()) {
+    return input;
   }
   ChosenPass out;
   out.given = vin;
@@ -98,14 +92,6 @@ absl::StatusOr<ChosenPass> RunPasses(const SnapshotIndex& ix,
   if (vin.size() < 17) {
     out.padded = absl::StrCat(vin, std::string(17 - vin.size(), '*'));
     vin = out.padded;
-  }
-  for (size_t i = 0; i < vin.size(); ++i) {
-    if (!IsVinAlphabet(vin[i]) && !(vin[i] == '*' && i >= 3)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "snapshot decode needs a normalised VIN (digits and upper-case "
-          "letters); position ",
-          i + 1, " is not one"));
-    }
   }
   if (reference_year < Snapshot::kMinReferenceYear ||
       reference_year > Snapshot::kMaxReferenceYear) {
@@ -258,6 +244,24 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Load(
   info.load_time = absl::Now() - start;
   return std::shared_ptr<const Snapshot>(
       new Snapshot(*std::move(index), std::move(info)));
+}
+
+absl::Status Snapshot::CheckInput(absl::string_view vin) {
+  if (vin.size() < 3 || vin.size() > 17) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("snapshot decode needs a 17-character VIN (or a partial "
+                     "one of at least 3), got ",
+                     vin.size(), " characters"));
+  }
+  for (size_t i = 0; i < vin.size(); ++i) {
+    if (!vin::IsDigitOrUpper(vin[i]) && !(vin[i] == '*' && i >= 3)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "snapshot decode needs a normalised VIN (digits and upper-case "
+          "letters); position ",
+          i + 1, " is not one"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SnapshotDecode> Snapshot::Decode(absl::string_view vin,

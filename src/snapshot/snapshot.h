@@ -84,6 +84,10 @@ class Snapshot {
   absl::StatusOr<SnapshotDecode> Decode(absl::string_view vin,
                                         int model_year_hint, int reference_year,
                                         bool explain = false) const;
+  // Whether Decode reads `vin` (normalised) as a VIN or a partial one: 3 to
+  // 17 digits and upper-case letters, I, O and Q included, '*' after the
+  // WMI; else Decode's own INVALID_ARGUMENT, naming what is not.
+  static absl::Status CheckInput(absl::string_view vin);
 
   // Rule 21's parity: what Decode's `vehicle.attributes` hold for each of
   // variables(), in that order ("" for what it does not give), and nothing
@@ -102,6 +106,8 @@ class Snapshot {
   // gives the same list.
   std::vector<std::string> Suggest(absl::string_view vin17, int reference_year,
                                    size_t max) const;
+  // Whether Suggest reads `vin17`: 17 digits and upper-case letters.
+  static bool SuggestReads(absl::string_view vin17);
 
   // Rule 18: the snapshot's answer to reference request `key`
   // (domain::DecodeKey::reference) as vPIC's JSON, built from what was read

@@ -40,9 +40,8 @@ constexpr const char* kCharsOfValue[10] = {
     "0", "1AJ", "2BKS", "3CLT", "4DMU", "5ENV", "6FW", "7GPX", "8HY", "9RZ"};
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsInputChar(char c) { return IsDigit(c) || (c >= 'A' && c <= 'Z'); }
 bool IsVinChar(char c) {
-  return IsInputChar(c) && c != 'I' && c != 'O' && c != 'Q';
+  return vin::IsDigitOrUpper(c) && c != 'I' && c != 'O' && c != 'Q';
 }
 int Value(char c) { return vin::Transliterate(c); }
 int Mod11(int x) { return ((x % 11) + 11) % 11; }
@@ -262,14 +261,18 @@ class Scorer {
 
 }  // namespace
 
+bool Snapshot::SuggestReads(absl::string_view vin17) {
+  return vin17.size() == kVinLength &&
+         std::all_of(vin17.begin(), vin17.end(), vin::IsDigitOrUpper);
+}
+
 std::vector<std::string> Snapshot::Suggest(absl::string_view vin17,
                                            int reference_year,
                                            size_t max) const {
   std::vector<std::string> out;
-  if (vin17.size() != kVinLength || max == 0 ||
+  if (!SuggestReads(vin17) || max == 0 ||
       reference_year < Snapshot::kMinReferenceYear ||
-      reference_year > Snapshot::kMaxReferenceYear ||
-      !std::all_of(vin17.begin(), vin17.end(), IsInputChar)) {
+      reference_year > Snapshot::kMaxReferenceYear) {
     return out;
   }
   const std::string input(vin17);

@@ -38,6 +38,13 @@ enum class Problem {
 };
 Problem ProblemOf(const absl::Status& status);
 
+// Whether `c` is a digit or an upper-case ASCII letter: what a normalised
+// input may hold before the VIN rules are applied (I, O and Q included), as
+// the snapshot's decoder and its corrections read it.
+inline constexpr bool IsDigitOrUpper(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+}
+
 // Trims surrounding ASCII white space and upper-cases ASCII letters.
 std::string Normalize(absl::string_view input);
 

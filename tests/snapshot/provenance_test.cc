@@ -34,17 +34,8 @@ const char* const kFixtureVins[] = {
 using Row = std::vector<std::string>;
 
 std::vector<Row> Rows(const std::string& sql) {
-  sqlite3* db = nullptr;
   std::vector<Row> rows;
-  if (sqlite3_open_v2(SnapshotPath().c_str(), &db, SQLITE_OPEN_READONLY,
-                      nullptr) != SQLITE_OK) {
-    ADD_FAILURE() << "cannot open the snapshot";
-    return rows;
-  }
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK)
-      << sqlite3_errmsg(db) << ": " << sql;
-  while (st != nullptr && sqlite3_step(st) == SQLITE_ROW) {
+  ::snapshot::testing::ForEachRow(sql, [&rows](sqlite3_stmt* st) {
     Row row;
     for (int c = 0; c < sqlite3_column_count(st); ++c) {
       const unsigned char* text = sqlite3_column_text(st, c);
@@ -52,9 +43,7 @@ std::vector<Row> Rows(const std::string& sql) {
                                        : reinterpret_cast<const char*>(text));
     }
     rows.push_back(std::move(row));
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  });
   return rows;
 }
 

@@ -5,9 +5,11 @@
 #ifndef VIN_TESTS_SNAPSHOT_TEST_SNAPSHOT_H_
 #define VIN_TESTS_SNAPSHOT_TEST_SNAPSHOT_H_
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -37,6 +39,27 @@ inline std::shared_ptr<const Snapshot> SharedSnapshot() {
           Snapshot::Load(SnapshotPath()));
   EXPECT_TRUE(loaded->ok()) << loaded->status();
   return loaded->ok() ? **loaded : nullptr;
+}
+
+// Runs `sql` on the snapshot file, read-only, calling `row` with the
+// statement at each row it gives. The tests that check an answer against
+// the snapshot's own tables read them with it; a file that does not open
+// or SQL that does not prepare fails the test.
+inline void ForEachRow(const std::string& sql,
+                       const std::function<void(sqlite3_stmt*)>& row) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(SnapshotPath().c_str(), &db, SQLITE_OPEN_READONLY,
+                      nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << "cannot open the snapshot " << SnapshotPath();
+    sqlite3_close(db);
+    return;
+  }
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db) << ": " << sql;
+  while (st != nullptr && sqlite3_step(st) == SQLITE_ROW) row(st);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 }  // namespace snapshot::testing
