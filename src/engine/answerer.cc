@@ -130,9 +130,10 @@ std::shared_ptr<const DecodeResult> Answerer::SnapshotAnswerFor(
   if (deps_.snapshots == nullptr) return nullptr;
   std::shared_ptr<const snapshot::Snapshot> snap = deps_.snapshots->Current();
   if (snap == nullptr) return nullptr;
+  static const ResultEncoder kNoEncoder;  // bound, not a copy per answer
+  const ResultEncoder& encoder = encoded ? deps_.encoder : kNoEncoder;
   return SnapshotAnswer(*snap, key, warnings, live_failure,
-                        deps_.clock->WallNow(),
-                        encoded ? deps_.encoder : ResultEncoder(), explain);
+                        deps_.clock->WallNow(), encoder, explain);
 }
 
 // The waiter has had its terminal event: the engine never touches its
